@@ -1,0 +1,68 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "SpotStore",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "spotstore", targets: ["SpotStoreCLI"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
+    targets: [
+        .target(name: "SpotCore"),
+        .target(
+            name: "CImageSupport",
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png"), .linkedLibrary("exif")]
+        ),
+        .target(name: "Media", dependencies: ["SpotCore", "CImageSupport"]),
+        .target(name: "BlobStores", dependencies: ["SpotCore"]),
+        .target(name: "Catalogs", dependencies: ["SpotCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "Access", dependencies: ["SpotCore"]),
+        .target(
+            name: "SpotService",
+            dependencies: [
+                "SpotCore", "Media", "Access",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SpotServer",
+            dependencies: [
+                "SpotService",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .executableTarget(
+            name: "SpotStoreCLI",
+            dependencies: [
+                "SpotServer", "BlobStores", "Catalogs",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(name: "SpotCoreTests", dependencies: ["SpotCore"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media"]),
+        .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService"]),
+        .testTarget(name: "CatalogsTests", dependencies: ["Catalogs"]),
+        .testTarget(name: "AccessTests", dependencies: ["Access"]),
+        .testTarget(name: "SpotServiceTests", dependencies: ["SpotService", "BlobStores", "Catalogs"]),
+        .testTarget(
+            name: "SpotServerTests",
+            dependencies: [
+                "SpotServer", "BlobStores", "Catalogs",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(name: "SpotStoreCLITests", dependencies: ["SpotStoreCLI"]),
+    ]
+)

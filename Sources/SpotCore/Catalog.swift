@@ -1,0 +1,49 @@
+/// The metadata of the store: users and token digests, spots, objects, photo metadata
+/// and thumbnails. The catalog is the final arbiter of limits: `commit` re-checks them
+/// in the same transaction that writes, so they hold across processes and machines.
+///
+/// "Absent" is `nil` (or `false`), never an error.
+public protocol Catalog: Sendable {
+    /// Creates `uid` with one token, stored only as its SHA-256 `tokenDigest`.
+    /// - Throws: `SpotError(.conflict)` when the uid exists.
+    func addUser(_ uid: String, tokenDigest: Digest) async throws -> User
+
+    /// Gives an existing user one more token. Returns `false` when there is no such user.
+    func addToken(for uid: String, tokenDigest: Digest) async throws -> Bool
+
+    /// The user owning the token with this digest, or `nil`.
+    func user(tokenDigest: Digest) async throws -> User?
+
+    /// All users, by uid.
+    func users() async throws -> [User]
+
+    /// Deletes every token of `uid`; its objects stay. Returns `false` when there is no such user.
+    func revokeTokens(of uid: String) async throws -> Bool
+
+    /// The spot `id` in `bucket` with its owner and object count, or `nil` when no object was ever stored in it.
+    func spot(bucket: String, id: String) async throws -> SpotState?
+
+    /// The object at `path`, with photo metadata and thumbnails, or `nil`.
+    func object(at path: ObjectPath) async throws -> StoredObject?
+
+    /// Photo metadata and thumbnails already known for a blob, so an upload of the same
+    /// bytes can skip image work. `nil` when the blob has none.
+    func photoDetails(of digest: Digest) async throws -> (photo: PhotoMetadata, thumbnails: [Thumbnail])?
+
+    /// Writes `object` (replacing an object at the same path) in one transaction.
+    ///
+    /// When `object.path` is in a spot (`topFolder` is non-nil) and `spotLimit` is given:
+    /// creates the spot owned by `object.owner` if absent; refuses with
+    /// `SpotError(.forbidden)` if it is owned by someone else; refuses with
+    /// `SpotError(.conflict)` if a new object would make the spot hold more than
+    /// `spotLimit` objects. Photo metadata and thumbnails are recorded per blob digest.
+    func commit(_ object: NewObject, spotLimit: Int?) async throws -> StoredObject
+
+    /// Removes the object at `path` and returns it, or `nil` when absent. Its blob stays
+    /// for garbage collection.
+    func removeObject(at path: ObjectPath) async throws -> StoredObject?
+
+    /// One page of objects. `pageToken` is opaque; a bad one throws `SpotError(.badRequest)`.
+    /// Paging is stable: concatenated pages list every entry present throughout, once, in order.
+    func list(_ query: ListQuery) async throws -> Listing
+}

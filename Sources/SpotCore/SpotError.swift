@@ -1,0 +1,37 @@
+/// A failure a person can act on. Each boundary translates it once: HTTP maps `kind`
+/// to a status code, the CLI prints `message` on one line.
+public struct SpotError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, coarse enough to choose an HTTP status from.
+    public enum Kind: Sendable, Equatable {
+        /// The request itself is malformed (bad path, bad parameter). HTTP 400.
+        case badRequest
+        /// No valid credentials. HTTP 401.
+        case unauthenticated
+        /// Credentials are valid but the policy denies the operation. HTTP 403.
+        case forbidden
+        /// No such object, user or spot. HTTP 404.
+        case notFound
+        /// A count limit or an existing name is in the way. HTTP 409.
+        case conflict
+        /// The body passed the size limit. HTTP 413.
+        case tooLarge
+        /// The content type is not accepted here. HTTP 415.
+        case unsupportedMediaType
+        /// The content is recognised but broken or unsafe (truncated, corrupt, a decompression bomb). HTTP 422.
+        case invalidContent
+        /// The store ran out of space. HTTP 507.
+        case insufficientStorage
+        /// A bug or an environment failure. HTTP 500.
+        case `internal`
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,190 @@
+import Foundation
+
+/// A position in WGS 84 degrees; altitude in metres above sea level when known.
+public struct GeoPoint: Sendable, Codable, Equatable {
+    public var latitude: Double
+    public var longitude: Double
+    public var altitude: Double?
+
+    public init(latitude: Double, longitude: Double, altitude: Double? = nil) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+    }
+}
+
+/// What a photo says about itself: pixel size and EXIF. Unknown fields are `nil`.
+public struct PhotoMetadata: Sendable, Codable, Equatable {
+    /// Stored pixel width and height (before orientation is applied).
+    public var width: Int
+    public var height: Int
+    /// EXIF orientation 1…8; 1 when absent or invalid.
+    public var orientation: Int
+    /// DateTimeOriginal as written by the camera, ISO 8601 without zone (`2023-05-01T14:03:22`).
+    public var takenAt: String?
+    public var cameraMake: String?
+    public var cameraModel: String?
+    public var location: GeoPoint?
+
+    public init(
+        width: Int, height: Int, orientation: Int = 1, takenAt: String? = nil,
+        cameraMake: String? = nil, cameraModel: String? = nil, location: GeoPoint? = nil
+    ) {
+        self.width = width
+        self.height = height
+        self.orientation = orientation
+        self.takenAt = takenAt
+        self.cameraMake = cameraMake
+        self.cameraModel = cameraModel
+        self.location = location
+    }
+}
+
+/// A thumbnail of a blob; the thumbnail is a blob too.
+public struct Thumbnail: Sendable, Codable, Equatable {
+    /// The requested long edge (256, 1024); `width`/`height` are the actual pixels.
+    public var size: Int
+    public var digest: Digest
+    public var width: Int
+    public var height: Int
+    public var byteCount: Int
+    public var contentType: String
+
+    public init(size: Int, digest: Digest, width: Int, height: Int, byteCount: Int, contentType: String) {
+        self.size = size
+        self.digest = digest
+        self.width = width
+        self.height = height
+        self.byteCount = byteCount
+        self.contentType = contentType
+    }
+}
+
+/// A user of the store. Tokens are kept apart, as SHA-256 digests only.
+public struct User: Sendable, Equatable {
+    public var uid: String
+    public var createdAt: Date
+    /// How many live tokens the user has; 0 after `revoke`.
+    public var tokenCount: Int
+
+    public init(uid: String, createdAt: Date, tokenCount: Int) {
+        self.uid = uid
+        self.createdAt = createdAt
+        self.tokenCount = tokenCount
+    }
+
+    /// Uids are 1–64 ASCII letters, digits, `-` and `_`.
+    public static func validate(uid: String) throws(SpotError) {
+        guard (1...64).contains(uid.utf8.count),
+              uid.utf8.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 45 || $0 == 95 })
+        else { throw SpotError(.badRequest, "'\(uid)' is not a valid uid: use 1-64 letters, digits, '-' or '_'") }
+    }
+}
+
+/// A spot (a folder directly under a bucket) as the policy needs to see it.
+public struct SpotState: Sendable, Equatable {
+    public var bucket: String
+    public var id: String
+    /// The user who created the spot's first object.
+    public var owner: String
+    /// Objects currently in the spot.
+    public var objectCount: Int
+
+    public init(bucket: String, id: String, owner: String, objectCount: Int) {
+        self.bucket = bucket
+        self.id = id
+        self.owner = owner
+        self.objectCount = objectCount
+    }
+}
+
+/// An object to commit: the blob (and thumbnails) are already in the blob store.
+public struct NewObject: Sendable, Equatable {
+    public var path: ObjectPath
+    public var digest: Digest
+    public var size: Int64
+    public var contentType: String
+    public var owner: String
+    public var photo: PhotoMetadata?
+    public var thumbnails: [Thumbnail]
+
+    public init(
+        path: ObjectPath, digest: Digest, size: Int64, contentType: String, owner: String,
+        photo: PhotoMetadata? = nil, thumbnails: [Thumbnail] = []
+    ) {
+        self.path = path
+        self.digest = digest
+        self.size = size
+        self.contentType = contentType
+        self.owner = owner
+        self.photo = photo
+        self.thumbnails = thumbnails
+    }
+}
+
+/// A committed object with everything the API reports about it.
+public struct StoredObject: Sendable, Equatable {
+    public var path: ObjectPath
+    public var digest: Digest
+    public var size: Int64
+    public var contentType: String
+    public var owner: String
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var photo: PhotoMetadata?
+    /// Sorted by `size`.
+    public var thumbnails: [Thumbnail]
+
+    public init(
+        path: ObjectPath, digest: Digest, size: Int64, contentType: String, owner: String,
+        createdAt: Date, updatedAt: Date, photo: PhotoMetadata? = nil, thumbnails: [Thumbnail] = []
+    ) {
+        self.path = path
+        self.digest = digest
+        self.size = size
+        self.contentType = contentType
+        self.owner = owner
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.photo = photo
+        self.thumbnails = thumbnails
+    }
+}
+
+/// A listing request in Firebase Storage's shape.
+public struct ListQuery: Sendable, Equatable {
+    /// The most `maxResults` may be.
+    public static let maxPageSize = 1000
+
+    public var bucket: String
+    /// Only names starting with this (may be empty).
+    public var prefix: String
+    /// With `/`, names below the next `/` after `prefix` are folded into `prefixes`.
+    public var delimiter: String?
+    /// The `nextPageToken` of the previous page, if any.
+    public var pageToken: String?
+    /// 1…`maxPageSize` entries (prefixes plus items) per page.
+    public var maxResults: Int
+
+    public init(bucket: String, prefix: String = "", delimiter: String? = nil, pageToken: String? = nil, maxResults: Int = ListQuery.maxPageSize) {
+        self.bucket = bucket
+        self.prefix = prefix
+        self.delimiter = delimiter
+        self.pageToken = pageToken
+        self.maxResults = maxResults
+    }
+}
+
+/// One page of a listing: folder prefixes (ending in the delimiter) and objects, both in name order.
+public struct Listing: Sendable, Equatable {
+    public var prefixes: [String]
+    public var items: [StoredObject]
+    /// `nil` on the last page.
+    public var nextPageToken: String?
+
+    public init(prefixes: [String], items: [StoredObject], nextPageToken: String?) {
+        self.prefixes = prefixes
+        self.items = items
+        self.nextPageToken = nextPageToken
+    }
+}
