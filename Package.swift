@@ -13,7 +13,6 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
@@ -31,23 +30,23 @@ let package = Package(
             dependencies: [
                 "SpotCore", "Media", "Access",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "SpotServer",
             dependencies: [
-                "SpotService",
+                "SpotService", "SpotCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "SpotStoreCLI",
             dependencies: [
-                "SpotServer", "BlobStores", "Catalogs",
+                "SpotServer", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "Catalogs",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "SpotCoreTests", dependencies: ["SpotCore"]),
@@ -55,14 +54,19 @@ let package = Package(
         .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService"]),
         .testTarget(name: "CatalogsTests", dependencies: ["Catalogs"]),
         .testTarget(name: "AccessTests", dependencies: ["Access"]),
-        .testTarget(name: "SpotServiceTests", dependencies: ["SpotService", "BlobStores", "Catalogs"]),
+        .target(
+            name: "TestSupport",
+            dependencies: ["SpotCore", "SpotService", "Access", "BlobStores", "Catalogs"],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport"]),
         .testTarget(
             name: "SpotServerTests",
             dependencies: [
-                "SpotServer", "BlobStores", "Catalogs",
+                "SpotServer", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
-        .testTarget(name: "SpotStoreCLITests", dependencies: ["SpotStoreCLI"]),
+        .testTarget(name: "SpotStoreCLITests", dependencies: ["SpotStoreCLI", "TestSupport"]),
     ]
 )

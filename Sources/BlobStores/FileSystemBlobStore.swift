@@ -1,0 +1,144 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import SpotCore
+
+/// Blobs as files under `root/sha256/ab/cd/<hex>`, written durably (temp file in the
+/// same file system, fsync, rename, fsync of the directory) and never modified in place.
+public struct FileSystemBlobStore: BlobStore {
+    /// The directory holding `sha256/`.
+    public let root: String
+
+    /// Creates `root` if needed.
+    public init(root: String) throws {
+        self.root = root
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    /// Where the blob `digest` lives (whether or not it exists).
+    public func path(of digest: Digest) -> String {
+        let hex = digest.hex
+        return "\(root)/sha256/\(hex.prefix(2))/\(hex.dropFirst(2).prefix(2))/\(hex)"
+    }
+
+    public func store(fileAt source: String, as digest: Digest) async throws {
+        let destination = path(of: digest)
+        if FileManager.default.fileExists(atPath: destination) {
+            try? FileManager.default.removeItem(atPath: source)
+            return
+        }
+        let directory = try makeShardDirectory(for: destination)
+        try fsyncFile(at: source)
+        if rename(source, destination) != 0 {
+            guard errno == EXDEV else { throw posixError("cannot move \(source) to \(destination)") }
+            // Another file system: copy durably, then drop the source.
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: source)))
+            try writeDurably(bytes, to: destination, directory: directory)
+            try? FileManager.default.removeItem(atPath: source)
+            return
+        }
+        try fsyncFile(at: directory)
+    }
+
+    public func store(_ bytes: [UInt8], as digest: Digest) async throws {
+        let destination = path(of: digest)
+        guard !FileManager.default.fileExists(atPath: destination) else { return }
+        try writeDurably(bytes, to: destination, directory: try makeShardDirectory(for: destination))
+    }
+
+    public func size(of digest: Digest) async throws -> Int64? {
+        var info = stat()
+        guard stat(path(of: digest), &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw posixError("cannot stat blob \(digest)")
+        }
+        return Int64(info.st_size)
+    }
+
+    public func read(_ digest: Digest, offset: Int64, count: Int) async throws -> [UInt8]? {
+        let fd = open(path(of: digest), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw posixError("cannot open blob \(digest)")
+        }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: max(0, count))
+        var filled = 0
+        while filled < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset) + off_t(filled))
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw posixError("cannot read blob \(digest)")
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        bytes.removeLast(bytes.count - filled)
+        return bytes
+    }
+
+    public func remove(_ digest: Digest) async throws {
+        guard unlink(path(of: digest)) == 0 || errno == ENOENT else { throw posixError("cannot remove blob \(digest)") }
+    }
+
+    private func makeShardDirectory(for destination: String) throws -> String {
+        let directory = String(destination[..<destination.lastIndex(of: "/")!])
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// Writes to a unique temp name beside `destination`, fsyncs, renames, fsyncs the directory.
+    private func writeDurably(_ bytes: [UInt8], to destination: String, directory: String) throws {
+        let temp = "\(destination).\(UUID().uuidString).tmp"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw posixError("cannot create \(temp)") }
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                let error = posixError("cannot write \(temp)")
+                close(fd)
+                unlink(temp)
+                throw error
+            }
+            written += result
+        }
+        guard fsync(fd) == 0 else {
+            let error = posixError("cannot fsync \(temp)")
+            close(fd)
+            unlink(temp)
+            throw error
+        }
+        close(fd)
+        guard rename(temp, destination) == 0 else {
+            let error = posixError("cannot rename \(temp)")
+            unlink(temp)
+            throw error
+        }
+        try fsyncFile(at: directory)
+    }
+}
+
+/// fsyncs a file or directory by path.
+func fsyncFile(at path: String) throws {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw posixError("cannot open \(path)") }
+    defer { close(fd) }
+    guard fsync(fd) == 0 else { throw posixError("cannot fsync \(path)") }
+}
+
+/// A `SpotError` for the current `errno`; a full disk becomes `.insufficientStorage`.
+func posixError(_ what: String) -> SpotError {
+    let code = errno
+    let reason = String(cString: strerror(code))
+    if code == ENOSPC || code == EDQUOT {
+        return SpotError(.insufficientStorage, "\(what): the store's disk is full (\(reason))")
+    }
+    return SpotError(.internal, "\(what): \(reason)")
+}

@@ -1,0 +1,56 @@
+import Hummingbird
+import Logging
+import SpotCore
+
+/// Turns every error into `{"error":{"code":…,"message":…}}` with the right status — the
+/// one place domain errors become HTTP.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as SpotError {
+            if error.kind == .internal {
+                context.logger.error("internal error", metadata: ["error": "\(error.message)", "path": "\(request.uri.path)"])
+            }
+            return Self.response(status: Self.status(of: error.kind), message: error.message)
+        } catch let error as HTTPError {
+            return Self.response(status: error.status, message: error.body ?? error.status.reasonPhrase)
+        } catch {
+            context.logger.error("unexpected error", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            return Self.response(status: .internalServerError, message: "internal error; the server log has details")
+        }
+    }
+
+    static func status(of kind: SpotError.Kind) -> HTTPResponse.Status {
+        switch kind {
+        case .badRequest: .badRequest
+        case .unauthenticated: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .conflict: .conflict
+        case .tooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .invalidContent: .unprocessableContent
+        case .insufficientStorage: .init(code: 507, reasonPhrase: "Insufficient Storage")
+        case .internal: .internalServerError
+        }
+    }
+
+    static func response(status: HTTPResponse.Status, message: String) -> Response {
+        let body = ErrorBody(error: .init(code: status.code, message: message))
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        var buffer = ByteBuffer()
+        buffer.writeBytes((try? JSONEncoder().encode(body)) ?? Array(#"{"error":{"code":500,"message":"internal error"}}"#.utf8))
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: buffer))
+    }
+
+    struct ErrorBody: Encodable {
+        struct Detail: Encodable {
+            let code: Int
+            let message: String
+        }
+        let error: Detail
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Hummingbird
+import Logging
+import SpotCore
+import SpotService
+
+/// Where and how the HTTP service listens.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+
+    public init(host: String = "127.0.0.1", port: Int = 8080) {
+        self.host = host
+        self.port = port
+    }
+}
+
+/// The HTTP API, Firebase Storage style: `/v0/b/{bucket}/o[/{name}]`.
+public enum SpotServer {
+    /// The service's router: every route, behind the error middleware.
+    public static func makeRouter(service: StorageService) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: ErrorMiddleware())
+        let api = ObjectRoutes(service: service)
+        router.get("/healthz") { _, _ in "ok\n" }
+        router.post("/v0/b/:bucket/o", use: api.create)
+        router.get("/v0/b/:bucket/o", use: api.list)
+        router.put("/v0/b/:bucket/o/**", use: api.put)
+        router.get("/v0/b/:bucket/o/**", use: api.get)
+        router.delete("/v0/b/:bucket/o/**", use: api.delete)
+        return router
+    }
+
+    /// The application, ready for `runService()`.
+    public static func makeApplication(service: StorageService, configuration: ServerConfiguration, logger: Logger) -> some ApplicationProtocol {
+        Application(
+            router: makeRouter(service: service),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "spotstore"),
+            logger: logger)
+    }
+}
+
+/// The handlers of `/v0/b/{bucket}/o…`.
+struct ObjectRoutes: Sendable {
+    let service: StorageService
+
+    /// `POST /v0/b/{bucket}/o?name={name}`: upload the raw body.
+    @Sendable func create(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        guard let name = request.uri.queryParameters.get("name") else {
+            throw SpotError(.badRequest, "give the object's name: POST /v0/b/{bucket}/o?name={path}")
+        }
+        return try await upload(request, to: try ObjectPath(bucket: bucket(context), name: name))
+    }
+
+    /// `PUT /v0/b/{bucket}/o/{name}`: upload the raw body.
+    @Sendable func put(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        try await upload(request, to: try objectPath(request, context))
+    }
+
+    /// `GET /v0/b/{bucket}/o/{name}`: metadata; `?alt=media` the bytes; `?alt=thumbnail&size=N` a thumbnail.
+    @Sendable func get(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        let path = try objectPath(request, context)
+        switch request.uri.queryParameters.get("alt") {
+        case nil, "json":
+            return try json(ObjectResource(try await service.object(at: path, for: user), baseURL: baseURL(request)))
+        case "media":
+            let object = try await service.object(at: path, for: user)
+            var headers = HTTPFields()
+            headers[.contentType] = object.contentType
+            headers[.contentLength] = String(object.size)
+            headers[.eTag] = "\"\(object.digest.hex)\""
+            let chunks = service.contents(of: object.digest, range: 0..<object.size)
+            return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: Int(object.size)) { writer in
+                for try await chunk in chunks {
+                    try await writer.write(ByteBuffer(bytes: chunk))
+                }
+                try await writer.finish(nil)
+            })
+        case "thumbnail":
+            guard let size = request.uri.queryParameters.get("size", as: Int.self) else {
+                throw SpotError(.badRequest, "give the thumbnail size: ?alt=thumbnail&size=256 (or 1024)")
+            }
+            let thumbnail = try await service.thumbnail(of: path, size: size, for: user)
+            guard let bytes = try await service.blobs.read(thumbnail.digest) else {
+                throw SpotError(.internal, "thumbnail blob \(thumbnail.digest) of \(path) is missing; run `spotstore fsck`")
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = thumbnail.contentType
+            headers[.eTag] = "\"\(thumbnail.digest.hex)\""
+            headers[.cacheControl] = "private, max-age=31536000, immutable"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        case let other?:
+            throw SpotError(.badRequest, "unknown alt=\(other); use alt=media, alt=thumbnail or no alt for metadata")
+        }
+    }
+
+    /// `DELETE /v0/b/{bucket}/o/{name}`: 204 on success.
+    @Sendable func delete(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        _ = try await service.delete(try objectPath(request, context), by: user)
+        return Response(status: .noContent)
+    }
+
+    /// `GET /v0/b/{bucket}/o?prefix=&delimiter=/&pageToken=&maxResults=`.
+    @Sendable func list(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        let parameters = request.uri.queryParameters
+        var query = ListQuery(bucket: try bucket(context), prefix: parameters.get("prefix") ?? "")
+        query.delimiter = parameters.get("delimiter")
+        query.pageToken = parameters.get("pageToken")
+        if let text = parameters.get("maxResults") {
+            guard let value = Int(text) else { throw SpotError(.badRequest, "maxResults must be a number from 1 to \(ListQuery.maxPageSize)") }
+            query.maxResults = value
+        }
+        let listing = try await service.list(query, for: user)
+        let base = baseURL(request)
+        return try json(ListResource(
+            prefixes: listing.prefixes, items: listing.items.map { ObjectResource($0, baseURL: base) },
+            nextPageToken: listing.nextPageToken))
+    }
+
+    // MARK: Helpers
+
+    private func upload(_ request: Request, to path: ObjectPath) async throws -> Response {
+        let user = try await authenticate(request)
+        let declared = request.headers[.contentLength].flatMap { Int64($0) }
+        let object = try await service.upload(
+            path, by: user, contentType: request.headers[.contentType], declaredSize: declared,
+            body: request.body.map { $0.readableBytesView })
+        return try json(ObjectResource(object, baseURL: baseURL(request)))
+    }
+
+    private func authenticate(_ request: Request) async throws -> User {
+        var token: String?
+        if let header = request.headers[.authorization] {
+            guard header.lowercased().hasPrefix("bearer ") else {
+                throw SpotError(.unauthenticated, "the Authorization header must be 'Bearer <token>'")
+            }
+            token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        }
+        return try await service.authenticate(token: token)
+    }
+
+    private func bucket(_ context: BasicRequestContext) throws -> String {
+        let bucket = context.parameters.get("bucket") ?? ""
+        try ObjectPath.validate(bucket: bucket)
+        return bucket
+    }
+
+    /// The object name is everything after `/o/`, percent-decoded as a whole, so both
+    /// `a%2Fb.jpg` (Firebase style) and `a/b.jpg` name the same object.
+    private func objectPath(_ request: Request, _ context: BasicRequestContext) throws -> ObjectPath {
+        let bucket = try bucket(context)
+        let raw = request.uri.path
+        let prefix = "/v0/b/\(bucket)/o/"
+        guard raw.hasPrefix(prefix), let name = String(raw.dropFirst(prefix.count)).removingPercentEncoding else {
+            throw SpotError(.badRequest, "the object name in the URL is not valid percent-encoding")
+        }
+        return try ObjectPath(bucket: bucket, name: name)
+    }
+
+    private func baseURL(_ request: Request) -> String {
+        "http://\(request.head.authority ?? request.headers[.host] ?? "127.0.0.1")"
+    }
+
+    private func json(_ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}

@@ -1,0 +1,30 @@
+import Crypto
+import SpotCore
+
+/// API tokens: random, shown once, stored only as their SHA-256.
+public enum Tokens {
+    /// A new token: `sst_` and 43 base64url characters (256 random bits).
+    public static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        var text = "sst_"
+        var bits = 0
+        var value = 0
+        for byte in bytes {
+            value = (value << 8) | Int(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                text.append(alphabet[(value >> bits) & 63])
+            }
+        }
+        if bits > 0 { text.append(alphabet[(value << (6 - bits)) & 63]) }
+        return text
+    }
+
+    /// The digest the catalog stores for `token`.
+    public static func digest(of token: String) -> Digest {
+        Digest(bytes: SHA256.hash(data: Array(token.utf8)))
+    }
+}

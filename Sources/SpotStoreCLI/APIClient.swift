@@ -1,0 +1,117 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import SpotCore
+
+/// How client commands reach the service.
+struct ClientOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The service's URL (default: $SPOTSTORE_SERVER or http://127.0.0.1:8080).", valueName: "url"))
+    var server: String?
+
+    @Option(help: ArgumentHelp("Your API token (default: $SPOTSTORE_TOKEN).", valueName: "token"))
+    var token: String?
+
+    /// The client for these options, reading the environment for what was not given.
+    func client() throws -> APIClient {
+        let environment = ProcessInfo.processInfo.environment
+        let server = server ?? environment["SPOTSTORE_SERVER"] ?? "http://127.0.0.1:8080"
+        guard let token = token ?? environment["SPOTSTORE_TOKEN"], !token.isEmpty else {
+            throw ValidationError("give a token with --token or SPOTSTORE_TOKEN (create one with `spotstore users add UID`)")
+        }
+        guard server.hasPrefix("http://") || server.hasPrefix("https://") else {
+            throw ValidationError("--server must be an http:// or https:// URL, not '\(server)'")
+        }
+        return APIClient(baseURL: server.hasSuffix("/") ? String(server.dropLast()) : server, token: token)
+    }
+}
+
+/// Splits `BUCKET/PATH` (or `BUCKET` alone when `pathRequired` is false).
+func splitBucketPath(_ text: String, pathRequired: Bool) throws -> (bucket: String, path: String) {
+    let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+    guard let bucket = parts.first, !bucket.isEmpty, !pathRequired || (parts.count == 2 && !parts[1].isEmpty) else {
+        throw ValidationError(pathRequired ? "expected BUCKET/PATH, like spots/eiffel/1.jpg; got '\(text)'" : "expected BUCKET or BUCKET/PREFIX; got '\(text)'")
+    }
+    return (bucket, parts.count == 2 ? parts[1] : "")
+}
+
+/// A thin client of the HTTP API; a non-2xx answer becomes a `SpotError` carrying the
+/// server's message.
+struct APIClient {
+    let baseURL: String
+    let token: String
+
+    /// The URL of an object (`name` percent-encoded as one segment, as Firebase does).
+    func objectURL(bucket: String, name: String, query: String = "") -> String {
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
+        return "\(baseURL)/v0/b/\(bucket)/o/\(encoded)\(query.isEmpty ? "" : "?" + query)"
+    }
+
+    /// Sends a request and returns the response after checking its status.
+    func send(_ method: HTTPMethod, _ url: String, body: HTTPClientRequest.Body? = nil) async throws -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let body { request.body = body }
+        let response: HTTPClientResponse
+        do {
+            response = try await HTTPClient.shared.execute(request, timeout: .minutes(30))
+        } catch {
+            throw SpotError(.internal, "cannot reach \(baseURL): \(error) (is `spotstore serve` running? set --server)")
+        }
+        guard (200..<300).contains(response.status.code) else {
+            let bytes = try await response.body.collect(upTo: 1 << 20)
+            let message = (try? JSONDecoder().decode(ErrorEnvelope.self, from: Data(buffer: bytes)))?.error.message
+                ?? String(buffer: bytes)
+            throw SpotError(.internal, "\(response.status.code) \(response.status.reasonPhrase): \(message)")
+        }
+        return response
+    }
+
+    /// Sends a request and decodes its JSON answer.
+    func json<T: Decodable>(_ type: T.Type, _ method: HTTPMethod, _ url: String, body: HTTPClientRequest.Body? = nil) async throws -> T {
+        let response = try await send(method, url, body: body)
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        return try JSONDecoder().decode(T.self, from: Data(buffer: bytes))
+    }
+
+    struct ErrorEnvelope: Decodable {
+        struct Detail: Decodable { let message: String }
+        let error: Detail
+    }
+}
+
+/// The parts of an object's metadata the CLI prints.
+struct ObjectSummary: Decodable {
+    let name: String
+    let bucket: String
+    let size: Int64
+    let sha256: String
+    let contentType: String
+    let updated: String
+}
+
+/// A listing page as the API returns it.
+struct ListPage: Decodable {
+    let prefixes: [String]
+    let items: [ObjectSummary]
+    let nextPageToken: String?
+}
+
+/// A file's bytes as an async sequence of buffers, read as the upload consumes them.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let path: String
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let handle: FileHandle?
+        mutating func next() async throws -> ByteBuffer? {
+            guard let data = try handle?.read(upToCount: 1 << 20), !data.isEmpty else { return nil }
+            return ByteBuffer(bytes: data)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: FileHandle(forReadingAtPath: path)) }
+}

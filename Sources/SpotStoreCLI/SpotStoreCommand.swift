@@ -1,0 +1,26 @@
+import ArgumentParser
+
+/// `spotstore`: the SpotStore service and its command-line client.
+@main
+struct SpotStoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "spotstore",
+        abstract: "Self-hosted photo storage for spots: serve it, and talk to it.",
+        discussion: """
+            Start the service with `spotstore serve`, create a user with `spotstore users add UID`, \
+            then upload with `spotstore upload FILE… --to spots/SPOT --token TOKEN`.
+            Client commands read SPOTSTORE_SERVER and SPOTSTORE_TOKEN from the environment.
+            """,
+        subcommands: [
+            Serve.self, Users.self, Upload.self, Get.self, List.self, Remove.self, Thumbnail.self,
+        ]
+    )
+}
+
+/// Where the local store lives (server side and admin commands).
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The store's data directory.", valueName: "dir"))
+    var store: String = "./storage"
+
+    var layout: StoreLayout { StoreLayout(root: store) }
+}

@@ -1,0 +1,23 @@
+import Access
+import BlobStores
+import Catalogs
+import SpotService
+
+/// The embedded default store on disk: `catalog.sqlite`, `blobs/`, `tmp/` under one root.
+/// This is the one place that picks concrete backends.
+struct StoreLayout {
+    let root: String
+
+    var catalogPath: String { "\(root)/catalog.sqlite" }
+    var blobsPath: String { "\(root)/blobs" }
+    var temporaryPath: String { "\(root)/tmp" }
+
+    /// Opens (creating when new) the catalog, blob store and service on this layout.
+    func openService() throws -> StorageService {
+        try StorageService(
+            catalog: try SQLiteCatalog(path: catalogPath),
+            blobs: try FileSystemBlobStore(root: blobsPath),
+            policy: DefaultPolicy(),
+            configuration: ServiceConfiguration(temporaryDirectory: temporaryPath))
+    }
+}

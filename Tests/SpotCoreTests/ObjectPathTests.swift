@@ -1,0 +1,66 @@
+import Testing
+import SpotCore
+
+@Suite struct ObjectPathTests {
+    @Test func acceptsFolderStyleNames() throws {
+        let path = try ObjectPath(bucket: "spots", name: "eiffel/1.jpg")
+        #expect(path.description == "spots/eiffel/1.jpg")
+        #expect(path.topFolder == "eiffel")
+        #expect(path.fileName == "1.jpg")
+        #expect(try ObjectPath(bucket: "spots", name: "top.jpg").topFolder == nil)
+    }
+
+    @Test(arguments: [
+        "../etc/passwd", "a/../b", "a/./b", "..", ".", "/abs", "a//b", "a/", "", "a\u{0}b", "a\nb",
+    ])
+    func refusesUnsafeNames(_ name: String) {
+        #expect(throws: SpotError.self) { try ObjectPath(bucket: "spots", name: name) }
+        do {
+            _ = try ObjectPath(bucket: "spots", name: name)
+        } catch {
+            #expect(error.kind == .badRequest)
+            #expect(!error.message.isEmpty)
+        }
+    }
+
+    @Test func refusesOverlongNames() throws {
+        let longest = String(repeating: "a", count: ObjectPath.maxNameBytes)
+        #expect(try ObjectPath(bucket: "spots", name: longest).name.utf8.count == 1024)
+        #expect(throws: SpotError.self) { try ObjectPath(bucket: "spots", name: longest + "b") }
+        // 512 two-byte characters are 1024 bytes; one more is over.
+        #expect(throws: SpotError.self) { try ObjectPath(bucket: "spots", name: String(repeating: "é", count: 513)) }
+    }
+
+    @Test func normalisesToNFC() throws {
+        let decomposed = try ObjectPath(bucket: "spots", name: "Sa\u{0303}o/1.jpg")
+        let composed = try ObjectPath(bucket: "spots", name: "S\u{00E3}o/1.jpg")
+        #expect(decomposed == composed)
+        #expect(Array(decomposed.name.utf8) == Array("S\u{00E3}o/1.jpg".utf8))
+    }
+
+    @Test(arguments: ["Spots", "", "a/b", "sp ots", String(repeating: "b", count: 64)])
+    func refusesBadBuckets(_ bucket: String) {
+        #expect(throws: SpotError.self) { try ObjectPath(bucket: bucket, name: "x.jpg") }
+    }
+}
+
+@Suite struct DigestTests {
+    @Test func parsesHexOnly() {
+        let hex = String(repeating: "ab", count: 32)
+        #expect(Digest(hex: hex)?.hex == hex)
+        #expect(Digest(hex: hex.uppercased())?.hex == hex)
+        #expect(Digest(hex: String(hex.dropLast())) == nil)
+        #expect(Digest(hex: String(hex.dropLast()) + "g") == nil)
+    }
+
+    @Test func formatsRawBytes() {
+        #expect(Digest(bytes: [0x00, 0x0f, 0xa0, 0xff]).hex == "000fa0ff")
+    }
+
+    @Test func userIDsAreValidated() {
+        #expect(throws: Never.self) { try User.validate(uid: "alice_01-x") }
+        for bad in ["", "al ice", "alice/..", "ålice", String(repeating: "a", count: 65)] {
+            #expect(throws: SpotError.self) { try User.validate(uid: bad) }
+        }
+    }
+}

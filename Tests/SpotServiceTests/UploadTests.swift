@@ -1,0 +1,191 @@
+import Foundation
+import SpotCore
+import SpotService
+import Testing
+import TestSupport
+
+@Suite struct UploadTests {
+    @Test func storesAPhotoWithExifAndThumbnails() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let bytes = try fixture("geotagged/paris.jpg")
+        let path = try ObjectPath(bucket: "spots", name: "eiffel/paris.jpg")
+        let object = try await store.service.upload(path, by: alice, contentType: "text/plain", declaredSize: Int64(bytes.count), body: body(bytes))
+        #expect(object.contentType == "image/jpeg", "the type comes from the bytes, not the client")
+        #expect(object.size == Int64(bytes.count))
+        #expect(object.owner == "alice")
+        let location = try #require(object.photo?.location)
+        #expect(abs(location.latitude - 48.8584) < 1e-6)
+        #expect(abs(location.longitude - 2.2945) < 1e-6)
+        #expect(object.thumbnails.map(\.size) == [256, 1024])
+        #expect(object.thumbnails[0].width == 256 && object.thumbnails[0].height == 256)
+        #expect(object.thumbnails[1].width == 320, "never upscaled")
+        // The original is stored byte for byte under its digest.
+        let stored = try await store.service.blobs.read(object.digest)
+        #expect(stored == bytes)
+        #expect(try store.temporaryFiles().isEmpty)
+        let again = try await store.service.object(at: path, for: alice)
+        #expect(again == object)
+    }
+
+    @Test func sixteenConcurrentUploadsIntoAnEmptySpotYieldExactlyFour() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let bytes = try fixture("photos/coffee.jpg")
+        let outcomes = try await withThrowingTaskGroup(of: Result<StoredObject, SpotError>.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    let path = try ObjectPath(bucket: "spots", name: "race/\(index).jpg")
+                    // A body that only arrives later, so all 16 are in flight together.
+                    let slow = AsyncStream<ArraySlice<UInt8>> { continuation in
+                        Task {
+                            try? await Task.sleep(for: .milliseconds(200))
+                            continuation.yield(bytes[...])
+                            continuation.finish()
+                        }
+                    }
+                    do {
+                        return .success(try await store.service.upload(path, by: alice, contentType: nil, declaredSize: nil, body: slow))
+                    } catch let error as SpotError {
+                        return .failure(error)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let successes = outcomes.filter { if case .success = $0 { true } else { false } }
+        let refusals = outcomes.compactMap { if case .failure(let error) = $0 { error } else { nil } }
+        #expect(successes.count == 4)
+        #expect(refusals.count == 12)
+        #expect(refusals.allSatisfy { $0.kind == .conflict && $0.message.contains("the limit is 4") })
+        #expect(try store.temporaryFiles().isEmpty)
+        let listing = try await store.service.list(ListQuery(bucket: "spots", prefix: "race/"), for: alice)
+        #expect(listing.items.count == 4)
+        // One original (shared by the 4) and its two thumbnails: nothing from the refused ones.
+        #expect(store.blobFiles().count == 3)
+    }
+
+    @Test func theFifthPhotoInASpotIsRefused() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        for index in 0..<4 {
+            _ = try await store.service.upload(
+                try ObjectPath(bucket: "spots", name: "full/\(index).jpg"), by: alice, contentType: nil, declaredSize: nil,
+                body: body(try fixture("photos/chelsea.jpg")))
+        }
+        await #expect(throws: SpotError.self) {
+            try await store.service.upload(
+                try ObjectPath(bucket: "spots", name: "full/4.jpg"), by: alice, contentType: nil, declaredSize: nil,
+                body: body(try fixture("photos/chelsea.jpg")))
+        }
+        // Replacing an existing photo does not count twice.
+        let replaced = try await store.service.upload(
+            try ObjectPath(bucket: "spots", name: "full/0.jpg"), by: alice, contentType: nil, declaredSize: nil,
+            body: body(try fixture("photos/rocket.jpg")))
+        #expect(replaced.photo?.width == 640)
+    }
+
+    @Test func oversizeBodiesStopAt413WhateverTheyClaim() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        var bytes = try fixture("photos/coffee.jpg")
+        bytes += [UInt8](repeating: 0, count: 7 * 1024 * 1024 - bytes.count)
+        let path = try ObjectPath(bucket: "spots", name: "big/1.jpg")
+        for declared in [nil, Int64(1000), Int64(bytes.count)] {
+            do {
+                _ = try await store.service.upload(path, by: alice, contentType: nil, declaredSize: declared, body: body(bytes))
+                Issue.record("a 7 MiB upload was accepted")
+            } catch let error as SpotError {
+                #expect(error.kind == .tooLarge)
+                #expect(error.message.contains("6 MiB"))
+            }
+        }
+        #expect(try store.temporaryFiles().isEmpty)
+        #expect(store.blobFiles().isEmpty)
+        #expect(try await store.service.catalog.object(at: path) == nil)
+    }
+
+    @Test(arguments: [
+        ("bad/not-a-jpeg.jpg", SpotError.Kind.unsupportedMediaType),
+        ("bad/empty.jpg", .unsupportedMediaType),
+        ("bad/truncated.jpg", .invalidContent),
+        ("bad/truncated.png", .invalidContent),
+        ("bad/huge-header.jpg", .invalidContent),
+        ("bad/header-only.jpg", .invalidContent),
+    ])
+    func badImagesAreRefusedAndLeaveNothing(name: String, kind: SpotError.Kind) async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let path = try ObjectPath(bucket: "spots", name: "bad/x.jpg")
+        do {
+            _ = try await store.service.upload(path, by: alice, contentType: "image/jpeg", declaredSize: nil, body: body(try fixture(name)))
+            Issue.record("\(name) was accepted")
+        } catch let error as SpotError {
+            #expect(error.kind == kind, "\(name): \(error.message)")
+        }
+        #expect(try store.temporaryFiles().isEmpty)
+        #expect(store.blobFiles().isEmpty)
+        #expect(try await store.service.catalog.spot(bucket: "spots", id: "bad") == nil, "a refused upload creates no spot")
+    }
+
+    @Test func onlyTheOwnerAddsToASpot() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let (bob, _) = try await store.user("bob")
+        let bytes = try fixture("photos/coffee.jpg")
+        _ = try await store.service.upload(try ObjectPath(bucket: "spots", name: "cafe/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes))
+        do {
+            _ = try await store.service.upload(try ObjectPath(bucket: "spots", name: "cafe/2.jpg"), by: bob, contentType: nil, declaredSize: nil, body: body(bytes))
+            Issue.record("bob added to alice's spot")
+        } catch let error as SpotError {
+            #expect(error.kind == .forbidden)
+        }
+        await #expect(throws: SpotError.self) { try await store.service.delete(try ObjectPath(bucket: "spots", name: "cafe/1.jpg"), by: bob) }
+        // Anyone signed in reads it.
+        #expect(try await store.service.object(at: try ObjectPath(bucket: "spots", name: "cafe/1.jpg"), for: bob).owner == "alice")
+    }
+
+    @Test func mediaBucketStoresAnyBytesWithoutThumbnails() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let bytes = Array("not an image at all".utf8)
+        let object = try await store.service.upload(
+            try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: alice, contentType: "text/plain", declaredSize: nil, body: body(bytes))
+        #expect(object.contentType == "text/plain")
+        #expect(object.thumbnails.isEmpty)
+        let photo = try await store.service.upload(
+            try ObjectPath(bucket: "media", name: "alice/p.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(try fixture("gps.jpg")))
+        #expect(photo.thumbnails.isEmpty && photo.photo == nil)
+    }
+
+    @Test func identicalPhotosShareOneBlobAndReuseTheirThumbnails() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let bytes = try fixture("gps.jpg")
+        let first = try await store.service.upload(try ObjectPath(bucket: "spots", name: "a/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes))
+        let second = try await store.service.upload(try ObjectPath(bucket: "spots", name: "b/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes))
+        #expect(first.digest == second.digest)
+        #expect(first.thumbnails == second.thumbnails)
+        #expect(store.blobFiles().count == 3)
+    }
+
+    @Test func tokensAuthenticateUntilRevoked() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        #expect(try await store.service.authenticate(token: token).uid == "alice")
+        await #expect(throws: SpotError.self) { try await store.service.authenticate(token: token + "x") }
+        await #expect(throws: SpotError.self) { try await store.service.authenticate(token: nil) }
+        await #expect(throws: SpotError.self) { try await store.service.addUser("alice") }
+        try await store.service.revokeTokens(of: "alice")
+        await #expect(throws: SpotError.self) { try await store.service.authenticate(token: token) }
+        let fresh = try await store.service.issueToken(for: "alice")
+        #expect(try await store.service.authenticate(token: fresh).uid == "alice")
+    }
+
+    @Test func startSweepsLeftoverTempFiles() async throws {
+        let store = try TestStore()
+        FileManager.default.createFile(atPath: "\(store.root)/tmp/upload-crashed", contents: Data([1, 2, 3]))
+        #expect(try store.service.sweepTemporaryFiles() == 1)
+        #expect(try store.temporaryFiles().isEmpty)
+    }
+}

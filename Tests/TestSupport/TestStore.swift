@@ -1,0 +1,64 @@
+import Access
+import BlobStores
+import Catalogs
+import Foundation
+import SpotCore
+import SpotService
+
+/// The repository's `fixtures/` directory.
+public let fixturesDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("fixtures").path
+
+/// The bytes of `fixtures/<name>`.
+public func fixture(_ name: String) throws -> [UInt8] {
+    [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(fixturesDirectory)/\(name)")))
+}
+
+/// A real store in a fresh temp directory: SQLite file catalog, file-system blobs, the default policy.
+public struct TestStore: Sendable {
+    public let root: String
+    public let service: StorageService
+
+    public init() throws {
+        root = NSTemporaryDirectory() + "spotstore-test-\(UUID().uuidString)"
+        service = try StorageService(
+            catalog: try SQLiteCatalog(path: "\(root)/catalog.sqlite"),
+            blobs: try FileSystemBlobStore(root: "\(root)/blobs"),
+            policy: DefaultPolicy(),
+            configuration: ServiceConfiguration(temporaryDirectory: "\(root)/tmp"))
+    }
+
+    /// Creates a user and returns it with its token.
+    public func user(_ uid: String) async throws -> (user: User, token: String) {
+        try await service.addUser(uid)
+    }
+
+    /// Files in `tmp/` (uploads in flight or leftovers).
+    public func temporaryFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: "\(root)/tmp")
+    }
+
+    /// Every blob file under `blobs/` (relative paths).
+    public func blobFiles() -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: "\(root)/blobs")
+        var files: [String] = []
+        while let next = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: "\(root)/blobs/\(next)", isDirectory: &isDirectory), !isDirectory.boolValue {
+                files.append(next)
+            }
+        }
+        return files
+    }
+}
+
+/// `bytes` as a one-chunk async body.
+public func body(_ bytes: [UInt8], chunkSize: Int = 64 * 1024) -> AsyncStream<ArraySlice<UInt8>> {
+    AsyncStream { continuation in
+        for start in stride(from: 0, to: bytes.count, by: chunkSize) {
+            continuation.yield(bytes[start..<min(start + chunkSize, bytes.count)])
+        }
+        continuation.finish()
+    }
+}
