@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# make-corpus.sh - deterministic corpus of photo-like 12 MP JPEGs for the thumbnail bench.
+#
+#   bench/make-corpus.sh [DIR=bench/corpus] [COUNT=40]
+#   env: SEED=1000  JOBS=$(nproc)  CONVERT=/usr/bin/convert
+#
+# Image i (1..COUNT) is DIR/photo_NNN.jpg, 4000x3000, JPEG quality 90, 4:2:0 chroma
+# subsampling: an ImageMagick plasma:fractal background (seed SEED+i), 25
+# semi-transparent circles/rectangles (positions from bash $RANDOM seeded with SEED+i)
+# and Gaussian noise (attenuate 0.5). ~3.7-4.2 MB each; compresses like a photo.
+# ImageMagick runs single-threaded (MAGICK_THREAD_LIMIT=1) so the bytes do not depend
+# on the thread count; images are made in parallel (JOBS).
+# EXIF: all files get Make/Model/DateTimeOriginal; photo_001..010 get GPS (cities
+# below); photo_003, 007, 011, 012 get Orientation=6 (so the stored 4000x3000 pixels
+# display as 3000x4000 and a thumbnailer must rotate them).
+# Files that already exist are kept (not regenerated); manifest.csv and MD5SUMS are
+# rewritten each run. Modelled on /work/shared/bench/make-corpus.sh (same seeds, so the
+# same bytes for the same ImageMagick version).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CONVERT=${CONVERT:-/usr/bin/convert}   # /usr/local/bin/convert may be a stand-in
+SEED=${SEED:-1000}
+JOBS=${JOBS:-$(nproc)}
+
+CITIES=(
+  "Paris 48.8566 2.3522"
+  "London 51.5074 -0.1278"
+  "NewYork 40.7128 -74.0060"
+  "Tokyo 35.6762 139.6503"
+  "Sydney -33.8688 151.2093"
+  "SaoPaulo -23.5505 -46.6333"
+  "CapeTown -33.9249 18.4241"
+  "Reykjavik 64.1466 -21.9426"
+  "Mumbai 19.0760 72.8777"
+  "Anchorage 61.2181 -149.9003"
+)
+ROTATED=" 3 7 11 12 "
+
+make_one() {  # make_one OUT INDEX
+  local OUT=$1 i=$2 f seed k x y r col
+  f=$(printf '%s/photo_%03d.jpg' "$OUT" "$i")
+  [[ -s $f ]] && return 0
+  seed=$((SEED + i))
+  RANDOM=$seed
+  local -a draw=()
+  for k in $(seq 1 25); do
+    x=$((RANDOM % 4000)); y=$((RANDOM % 3000)); r=$((50 + RANDOM % 400))
+    col="rgba($((RANDOM % 256)),$((RANDOM % 256)),$((RANDOM % 256)),0.$((3 + RANDOM % 6)))"
+    if ((k % 2)); then draw+=(-fill "$col" -draw "circle $x,$y $((x + r)),$y")
+    else draw+=(-fill "$col" -draw "rectangle $x,$y $((x + 2 * r)),$((y + r))"); fi
+  done
+  MAGICK_THREAD_LIMIT=1 "$CONVERT" -seed "$seed" -size 4000x3000 plasma:fractal \
+    "${draw[@]}" -attenuate 0.5 +noise Gaussian \
+    -sampling-factor 4:2:0 -quality 90 "$f.tmp.jpg"
+
+  local -a tags=(-Make=BenchCam "-Model=Synthetic 12MP"
+    "-DateTimeOriginal=$(printf '2023:%02d:%02d %02d:%02d:00' $((1 + i % 12)) $((1 + i % 28)) $((8 + i % 12)) $((i % 60)))")
+  if ((i <= ${#CITIES[@]})); then
+    local name lat lon
+    read -r name lat lon <<<"${CITIES[$((i - 1))]}"
+    tags+=("-GPSLatitude=${lat#-}" "-GPSLatitudeRef=$([[ $lat == -* ]] && echo S || echo N)"
+           "-GPSLongitude=${lon#-}" "-GPSLongitudeRef=$([[ $lon == -* ]] && echo W || echo E)")
+  fi
+  [[ $ROTATED == *" $i "* ]] && tags+=("-Orientation#=6")
+  exiftool -q -overwrite_original "${tags[@]}" "$f.tmp.jpg"
+  touch -d "2023-06-01 12:00:00 UTC" "$f.tmp.jpg"
+  mv "$f.tmp.jpg" "$f"
+}
+
+if [[ ${1:-} == --one ]]; then  # internal: called by xargs
+  SEED=$3; make_one "$2" "$4"; exit 0
+fi
+
+OUT=${1:-$HERE/corpus}
+COUNT=${2:-40}
+[[ $COUNT =~ ^[0-9]+$ ]] && ((COUNT > 0)) || { echo "usage: $0 [DIR] [COUNT]" >&2; exit 2; }
+
+missing=()
+[[ -x $CONVERT ]] || missing+=(imagemagick)
+command -v exiftool >/dev/null || missing+=(libimage-exiftool-perl)
+if ((${#missing[@]})); then
+  echo "make-corpus: installing ${missing[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2
+fi
+[[ -x $CONVERT ]] || { echo "make-corpus: need ImageMagick convert at $CONVERT" >&2; exit 1; }
+
+mkdir -p "$OUT"
+rm -f "$OUT"/*.tmp.jpg
+todo=0
+for i in $(seq 1 "$COUNT"); do [[ -s $(printf '%s/photo_%03d.jpg' "$OUT" "$i") ]] || todo=$((todo + 1)); done
+if ((todo)); then
+  echo "make-corpus: making $todo of $COUNT images in $OUT (JOBS=$JOBS; ~10-20 s each per core)" >&2
+  export CONVERT
+  seq 1 "$COUNT" | xargs -P "$JOBS" -I{} bash "${BASH_SOURCE[0]}" --one "$OUT" "$SEED" {}
+fi
+
+{
+  echo "file,lat,lon,city,orientation"
+  for i in $(seq 1 "$COUNT"); do
+    f=$(printf 'photo_%03d.jpg' "$i"); lat=; lon=; name=; o=1
+    if ((i <= ${#CITIES[@]})); then read -r name lat lon <<<"${CITIES[$((i - 1))]}"; fi
+    [[ $ROTATED == *" $i "* ]] && o=6
+    echo "$f,$lat,$lon,$name,$o"
+  done
+} >"$OUT/manifest.csv"
+(cd "$OUT" && md5sum $(seq -f 'photo_%03g.jpg' 1 "$COUNT") >MD5SUMS)
+echo "make-corpus: $COUNT files in $OUT ($(du -sh "$OUT" | cut -f1))" >&2

@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# thumbnails.sh - thumbnail speed and quality: `spotstore thumbnail` vs vipsthumbnail.
+#
+#   bench/thumbnails.sh
+#
+# Environment (all optional):
+#   SPOTSTORE=path     binary to test; when set, no `swift build` is run
+#                      (default: swift build -c release --product spotstore,
+#                      then <repo>/.build/release/spotstore)
+#   JOBS="1 2"         parallelism levels J to measure
+#   RUNS=3             timed runs per measurement; the median wall time is reported
+#   COUNT=40           corpus size; CORPUS=bench/corpus (made by make-corpus.sh if missing)
+#   SSIM_PICK="1 3 10 20 30"  corpus indices used for the quality check (3 is Orientation 6)
+#   VIPS_Q=85          JPEG quality for vipsthumbnail output (spotstore writes q85)
+#   ONLY_REFERENCE=1   measure only vipsthumbnail and djpeg (no build, no spotstore)
+#   KEEP=1             keep the temporary output directory
+#
+# Per J and run, side by side (interleaved, same corpus, warm page cache):
+#   djpeg     `djpeg -scale 1/8 FILE >/dev/null`, one shell loop per share of the files
+#   vips256   `vipsthumbnail --size 256` as ONE process per share (J shares run at once),
+#             VIPS_CONCURRENCY=1
+#   ours256   `spotstore thumbnail --size 256 --jobs J --out DIR FILE...` (one process)
+#   ours256+1024  the same with `--size 256 --size 1024`
+# Figures are ms per photo = median wall time / COUNT (with J=2 that is throughput).
+# Targets: ours256/vips256 <= 0.80, ours(256+1024)/vips256 <= 1.30.
+# Quality: mean SSIM of our and vipsthumbnail's 256 thumbnails against ImageMagick
+# (full decode, -auto-orient, -filter Lanczos -resize to the thumbnail's exact size).
+# The report is printed and saved to bench/results/thumbnails-<UTC time>.txt.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+JOBS=${JOBS:-"1 2"}
+RUNS=${RUNS:-3}
+COUNT=${COUNT:-40}
+CORPUS=${CORPUS:-$HERE/corpus}
+SSIM_PICK=${SSIM_PICK:-"1 3 10 20 30"}
+VIPS_Q=${VIPS_Q:-85}
+ONLY_REFERENCE=${ONLY_REFERENCE:-0}
+CONVERT=${CONVERT:-/usr/bin/convert}   # /usr/local/bin/convert may be a stand-in
+VENV=$HERE/.venv
+
+die() { printf 'thumbnails.sh: %s\n' "$*" >&2; exit 1; }
+log() { printf '.. %s\n' "$*" >&2; }
+
+# --- tools ----------------------------------------------------------------------
+missing=()
+command -v vipsthumbnail >/dev/null || missing+=(libvips-tools)
+command -v djpeg >/dev/null || missing+=(libjpeg-turbo-progs)
+[[ -x $CONVERT ]] || missing+=(imagemagick)
+command -v exiftool >/dev/null || missing+=(libimage-exiftool-perl)
+command -v python3 >/dev/null || missing+=(python3)
+if ((${#missing[@]})); then
+  log "installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
+fi
+
+# --- the binary -----------------------------------------------------------------
+if [[ $ONLY_REFERENCE != 1 ]]; then
+  if [[ -z ${SPOTSTORE:-} ]]; then
+    command -v swift >/dev/null || die "swift not found: install the toolchain or set SPOTSTORE=path/to/spotstore"
+    log "swift build -c release --product spotstore (a clean release build takes ~9 min)"
+    (cd "$ROOT" && swift build -c release --product spotstore) >&2 ||
+      die "swift build -c release --product spotstore failed (set SPOTSTORE=path to use another binary, or ONLY_REFERENCE=1 to measure only vipsthumbnail/djpeg)"
+    SPOTSTORE=$ROOT/.build/release/spotstore
+  fi
+  [[ -x $SPOTSTORE ]] || die "spotstore binary not found or not executable: $SPOTSTORE
+  build it with: swift build -c release --product spotstore   (or set SPOTSTORE=path; ONLY_REFERENCE=1 skips it)"
+fi
+
+# --- corpus -----------------------------------------------------------------------
+mapfile -t files < <(seq -f "$CORPUS/photo_%03g.jpg" 1 "$COUNT")
+have=0; for f in "${files[@]}"; do [[ -s $f ]] && have=$((have + 1)); done
+if ((have < COUNT)); then
+  log "corpus incomplete ($have/$COUNT in $CORPUS): running make-corpus.sh"
+  "$HERE/make-corpus.sh" "$CORPUS" "$COUNT"
+fi
+N=${#files[@]}
+cat "${files[@]}" >/dev/null   # warm the page cache
+
+TMP=$(mktemp -d /tmp/spotstore-bench.XXXXXX)
+if [[ ${KEEP:-0} == 1 ]]; then log "outputs kept in $TMP"; else trap 'rm -rf "$TMP"' EXIT; fi
+
+# --- sanity check of the binary on one file -----------------------------------------
+if [[ $ONLY_REFERENCE != 1 ]]; then
+  mkdir -p "$TMP/check"
+  if ! "$SPOTSTORE" thumbnail --size 256 --jobs 1 --out "$TMP/check" "${files[0]}" >"$TMP/check.log" 2>&1; then
+    die "'$SPOTSTORE thumbnail --size 256 --jobs 1 --out DIR ${files[0]}' failed:
+$(head -20 "$TMP/check.log")"
+  fi
+  b=$(basename "${files[0]}" .jpg)
+  [[ -s $TMP/check/$b-256.jpg ]] || die "spotstore thumbnail did not write $TMP/check/$b-256.jpg (got: $(ls "$TMP/check"))"
+fi
+
+# --- timing ---------------------------------------------------------------------------
+# share J S: the files of share S (0-based) out of J, round-robin.
+share() { local j=$1 s=$2 k; for ((k = s; k < N; k += j)); do printf '%s\n' "${files[k]}"; done; }
+
+vips_cmd() { VIPS_CONCURRENCY=1 vipsthumbnail --size 256 -o "$1/%s.jpg[Q=$VIPS_Q]" "${@:2}"; }
+djpeg_cmd() { local f; shift; for f; do djpeg -scale 1/8 "$f" >/dev/null || return 1; done; }
+
+# timed KIND J: runs one measurement, prints wall milliseconds on stdout.
+timed() {
+  local kind=$1 j=$2 out=$TMP/out-$1-$2 log=$TMP/log-$1-$2 t0 t1 s p rc=0
+  local -a pids=() sh
+  rm -rf "$out"; mkdir -p "$out"; : >"$log"
+  t0=$(date +%s%N)
+  case $kind in
+    vips256|djpeg)
+      for ((s = 0; s < j; s++)); do
+        mapfile -t sh < <(share "$j" "$s")
+        if [[ $kind == vips256 ]]; then vips_cmd "$out" "${sh[@]}" >>"$log" 2>&1 &
+        else djpeg_cmd "$out" "${sh[@]}" >>"$log" 2>&1 & fi
+        pids+=($!)
+      done
+      for p in "${pids[@]}"; do wait "$p" || rc=$?; done ;;
+    ours256)
+      "$SPOTSTORE" thumbnail --size 256 --jobs "$j" --out "$out" "${files[@]}" >>"$log" 2>&1 || rc=$? ;;
+    ours1024)
+      "$SPOTSTORE" thumbnail --size 256 --size 1024 --jobs "$j" --out "$out" "${files[@]}" >>"$log" 2>&1 || rc=$? ;;
+  esac
+  t1=$(date +%s%N)
+  ((rc == 0)) || die "$kind (J=$j) failed with status $rc:
+$(head -20 "$log")"
+  [[ -s $log ]] && log "$kind (J=$j) printed: $(head -3 "$log")"
+  echo $(((t1 - t0) / 1000000))
+}
+
+# check_outputs KIND J: every photo has its thumbnail(s), long edge = size.
+check_outputs() {
+  local kind=$1 j=$2 out=$TMP/out-$1-$2 f b size t wh w h m
+  local -a sizes=(256); [[ $kind == ours1024 ]] && sizes=(256 1024)
+  for f in "${files[@]}"; do
+    b=$(basename "$f" .jpg)
+    for size in "${sizes[@]}"; do
+      if [[ $kind == vips256 ]]; then t=$out/$b.jpg; else t=$out/$b-$size.jpg; fi
+      [[ -s $t ]] || die "$kind (J=$j): missing output $t"
+    done
+  done
+  for size in "${sizes[@]}"; do   # dimensions of a landscape and a rotated photo
+    for b in photo_001 photo_003; do
+      [[ -e $CORPUS/$b.jpg ]] || continue
+      if [[ $kind == vips256 ]]; then t=$out/$b.jpg; else t=$out/$b-$size.jpg; fi
+      [[ -e $t ]] || continue
+      wh=$(identify -format '%w %h' "$t"); read -r w h <<<"$wh"
+      m=$((w > h ? w : h))
+      ((m == size)) || log "warning: $kind $t is ${w}x$h, expected long edge $size"
+      if [[ $b == photo_003 ]] && ((w > h)); then log "warning: $kind $t is ${w}x$h: Orientation 6 not applied?"; fi
+    done
+  done
+  return 0
+}
+
+kinds=(djpeg vips256)
+[[ $ONLY_REFERENCE == 1 ]] || kinds+=(ours256 ours1024)
+declare -A times=()
+log "timing ${kinds[*]} for J in $JOBS, $RUNS runs, $N photos"
+for ((r = 1; r <= RUNS; r++)); do
+  for j in $JOBS; do
+    for k in "${kinds[@]}"; do
+      ms=$(timed "$k" "$j")
+      times[$k,$j]+="$ms "
+      ((r == 1)) && [[ $k != djpeg ]] && check_outputs "$k" "$j"
+      log "run $r J=$j $k: $ms ms"
+    done
+  done
+done
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+per_photo() { awk -v ms="$1" -v n="$N" 'BEGIN {printf "%.1f", ms / n}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+
+# --- quality (SSIM) ------------------------------------------------------------------------
+ensure_venv() {
+  if ! "$VENV/bin/python" -c 'import skimage, numpy, PIL' 2>/dev/null; then
+    log "creating $VENV (scikit-image 0.22.0, numpy 1.26.4, pillow 10.4.0 from PyPI)"
+    if ! python3 -m venv "$VENV" 2>/dev/null; then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv >&2
+      rm -rf "$VENV"; python3 -m venv "$VENV"
+    fi
+    "$VENV/bin/pip" install -q scikit-image==0.22.0 numpy==1.26.4 pillow==10.4.0 >&2
+  fi
+}
+ssim_report=""
+quality() {
+  ensure_venv
+  local j0=${JOBS%% *} i f b t wh w h ref
+  local -a vpairs=() opairs=()
+  mkdir -p "$TMP/ref"
+  for i in $SSIM_PICK; do
+    f=$(printf '%s/photo_%03d.jpg' "$CORPUS" "$i"); b=$(basename "$f" .jpg)
+    ((i <= N)) && [[ -e $f ]] || continue
+    for t in "$TMP/out-vips256-$j0/$b.jpg" "$TMP/out-ours256-$j0/$b-256.jpg"; do
+      [[ -e $t ]] || continue
+      wh=$(identify -format '%wx%h' "$t")
+      ref=$TMP/ref/$b-$wh.png
+      [[ -e $ref ]] || MAGICK_THREAD_LIMIT=2 "$CONVERT" "$f" -auto-orient -filter Lanczos -resize "$wh!" "$ref"
+      if [[ $t == */out-vips256-* ]]; then vpairs+=("$t" "$ref"); else opairs+=("$t" "$ref"); fi
+    done
+  done
+  ((${#vpairs[@]})) && ssim_report+=$("$VENV/bin/python" "$HERE/ssim.py" vips256 "${vpairs[@]}")$'\n'
+  ((${#opairs[@]})) && ssim_report+=$("$VENV/bin/python" "$HERE/ssim.py" ours256 "${opairs[@]}")$'\n'
+  return 0
+}
+log "quality: SSIM on photos $SSIM_PICK"
+quality
+
+# --- report ------------------------------------------------------------------------------
+mkdir -p "$HERE/results"
+report=$HERE/results/thumbnails-$(date -u +%Y%m%dT%H%M%SZ).txt
+{
+  echo "thumbnail bench $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+  echo "corpus: $N x 4000x3000 q90 4:2:0 ($CORPUS); median of $RUNS runs; ms per photo = wall / $N"
+  echo "vips $(vipsthumbnail --vips-version 2>/dev/null | head -1 | awk '{print $2}'), VIPS_CONCURRENCY=1, Q=$VIPS_Q; spotstore: ${SPOTSTORE:-(not measured)}"
+  echo
+  printf '%-34s' "ms/photo"; for j in $JOBS; do printf '%12s' "J=$j"; done; echo
+  declare -A med=()
+  for k in "${kinds[@]}"; do
+    case $k in
+      djpeg) label="djpeg -scale 1/8 (decode floor)" ;;
+      vips256) label="vipsthumbnail --size 256" ;;
+      ours256) label="spotstore --size 256" ;;
+      ours1024) label="spotstore --size 256 --size 1024" ;;
+    esac
+    printf '%-34s' "$label"
+    for j in $JOBS; do
+      med[$k,$j]=$(median <<<"${times[$k,$j]}")
+      printf '%12s' "$(per_photo "${med[$k,$j]}")"
+    done
+    echo
+  done
+  if [[ $ONLY_REFERENCE != 1 ]]; then
+    printf '%-34s' "ours256 / vips256   (<= 0.80)"
+    for j in $JOBS; do printf '%12s' "$(ratio "${med[ours256,$j]}" "${med[vips256,$j]}")"; done; echo
+    printf '%-34s' "ours256+1024 / vips256 (<= 1.30)"
+    for j in $JOBS; do printf '%12s' "$(ratio "${med[ours1024,$j]}" "${med[vips256,$j]}")"; done; echo
+  fi
+  echo
+  echo "raw wall ms per run:"
+  for k in "${kinds[@]}"; do for j in $JOBS; do printf '  %-9s J=%s: %s\n' "$k" "$j" "${times[$k,$j]}"; done; done
+  echo
+  echo "quality (SSIM vs ImageMagick Lanczos of the full decode, same size; 1.0 = identical):"
+  printf '%s' "$ssim_report"
+  if [[ $ONLY_REFERENCE != 1 ]]; then
+    echo
+    fail=0
+    for j in $JOBS; do
+      awk -v a="${med[ours256,$j]}" -v b="${med[vips256,$j]}" 'BEGIN {exit !(a / b <= 0.80)}' || { echo "MISSED: ours256/vips256 > 0.80 at J=$j"; fail=1; }
+      awk -v a="${med[ours1024,$j]}" -v b="${med[vips256,$j]}" 'BEGIN {exit !(a / b <= 1.30)}' || { echo "MISSED: ours256+1024/vips256 > 1.30 at J=$j"; fail=1; }
+    done
+    ((fail)) || echo "all speed targets met"
+  fi
+} | tee "$report"
+log "saved $report"
