@@ -1,0 +1,177 @@
+import Foundation
+import SpotCore
+
+/// A listing request checked and turned into byte ranges of names, independent of the backend.
+///
+/// Entries are folder prefixes and items, in byte order (UTF-8) of their key: an item's key
+/// is its name, a folder's is `prefix` + the next segment + `/`. A page token is the
+/// base64url of the last key a page emitted, and the next page resumes just after it; after
+/// a folder `a/b/` it resumes at `a/b0` (`0` is the byte after `/`), skipping the folder's
+/// whole range without reading it. So concatenated pages hold every entry present
+/// throughout exactly once, in order, whatever is added or removed between pages.
+struct ListingPlan: Sendable {
+    /// Where the walk through the names (re)starts.
+    enum Start: Sendable, Equatable {
+        case atOrAfter(String)
+        case after(String)
+    }
+
+    /// Rows asked for first; a folder ends a batch, so batches start small and double.
+    static let firstBatchSize = 8
+
+    let bucket: String
+    /// The query's prefix, NFC-normalised as object names are.
+    let prefix: String
+    /// Whether names with a `/` after `prefix` are folded into folder prefixes.
+    let foldsFolders: Bool
+    /// Entries per page, 1…`ListQuery.maxPageSize`.
+    let pageSize: Int
+    let start: Start
+    /// Every name that starts with `prefix` is below this (byte order); `nil` when none bounds them.
+    let end: String?
+
+    /// Checks `query`.
+    /// - Throws: `SpotError(.badRequest)` for an invalid bucket, `maxResults` below 1, a
+    ///   delimiter other than `/` (an empty one counts as none), or a page token that is
+    ///   malformed or from another listing. `maxResults` above the maximum is clamped; an
+    ///   empty page token counts as none.
+    init(_ query: ListQuery) throws(SpotError) {
+        try ObjectPath.validate(bucket: query.bucket)
+        guard query.maxResults >= 1 else {
+            throw SpotError(.badRequest, "maxResults must be at least 1, not \(query.maxResults)")
+        }
+        switch query.delimiter {
+        case nil, "": foldsFolders = false
+        case "/": foldsFolders = true
+        case let other?: throw SpotError(.badRequest, "the delimiter '\(other)' is not supported; use '/'")
+        }
+        bucket = query.bucket
+        prefix = query.prefix.precomposedStringWithCanonicalMapping
+        pageSize = min(query.maxResults, ListQuery.maxPageSize)
+        end = Self.upperBound(ofNamesWithPrefix: prefix)
+        if let token = query.pageToken, !token.isEmpty {
+            start = try Self.resumePoint(afterKey: Self.key(inToken: token), prefix: prefix, foldsFolders: foldsFolders)
+        } else {
+            start = .atOrAfter(prefix)
+        }
+    }
+
+    /// Walks the names from `start` and collects one page of entries.
+    ///
+    /// - Parameter fetch: up to `limit` object names of `bucket` from the given start and
+    ///   below `end`, in byte order.
+    /// - Returns: the page's folder prefixes and item names, each in byte order, and the
+    ///   token of the next page (`nil` when nothing follows).
+    func page(
+        fetch: (_ from: Start, _ limit: Int) throws -> [String]
+    ) rethrows -> (prefixes: [String], itemNames: [String], nextPageToken: String?) {
+        var prefixes: [String] = []
+        var itemNames: [String] = []
+        var cursor = start
+        var lastKey: String?
+        var batchSize = Self.firstBatchSize
+        walk: while prefixes.count + itemNames.count < pageSize {
+            let wanted = min(batchSize, pageSize - prefixes.count - itemNames.count)
+            let names = try fetch(cursor, wanted)
+            for name in names {
+                if let folder = folder(of: name) {
+                    prefixes.append(folder)
+                    lastKey = folder
+                    cursor = .atOrAfter(Self.pastFolder(folder))
+                    batchSize = Self.firstBatchSize
+                    continue walk
+                }
+                itemNames.append(name)
+                lastKey = name
+                cursor = .after(name)
+            }
+            if names.count < wanted { return (prefixes, itemNames, nil) }
+            batchSize *= 2
+        }
+        // The page is full; it is the last one when nothing follows.
+        let hasMore = try !fetch(cursor, 1).isEmpty
+        return (prefixes, itemNames, hasMore ? lastKey.map(Self.token(forKey:)) : nil)
+    }
+
+    /// The folder prefix `name` folds into, or `nil` when it is listed as an item.
+    /// `name` starts with `prefix`.
+    func folder(of name: String) -> String? {
+        guard foldsFolders else { return nil }
+        let utf8 = name.utf8
+        guard let slash = utf8.dropFirst(prefix.utf8.count).firstIndex(of: Self.slash) else { return nil }
+        return String(decoding: utf8[...slash], as: UTF8.self)
+    }
+
+    private static let slash = UInt8(ascii: "/")
+
+    /// The least name after every name in `folder` (which ends in `/`): `/` becomes `0`.
+    static func pastFolder(_ folder: String) -> String {
+        String(decoding: folder.utf8.dropLast(), as: UTF8.self) + "0"
+    }
+
+    /// The least string after every string that starts with `prefix`, in byte order of UTF-8
+    /// (which is the order of Unicode scalars): the last scalar that can grow, grown by one,
+    /// surrogates skipped. `nil` when every scalar is U+10FFFF (or `prefix` is empty).
+    static func upperBound(ofNamesWithPrefix prefix: String) -> String? {
+        var scalars = Array(prefix.unicodeScalars)
+        while let last = scalars.popLast() {
+            let next: Unicode.Scalar? = switch last.value {
+            case 0xD7FF: Unicode.Scalar(0xE000)
+            case 0x10FFFF: nil
+            default: Unicode.Scalar(last.value + 1)
+            }
+            if let next {
+                var bound = String.UnicodeScalarView()
+                bound.append(contentsOf: scalars)
+                bound.append(next)
+                return String(bound)
+            }
+        }
+        return nil
+    }
+
+    /// The opaque token that resumes a listing after `key`: base64url of its UTF-8, unpadded.
+    static func token(forKey key: String) -> String {
+        Data(key.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The key a token names.
+    /// - Throws: `SpotError(.badRequest)` when it is not base64url of UTF-8.
+    static func key(inToken token: String) throws(SpotError) -> String {
+        let malformed = SpotError(.badRequest, "the page token is malformed")
+        let alphabet = token.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+            default: false
+            }
+        }
+        guard alphabet else { throw malformed }
+        let base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            + String(repeating: "=", count: (4 - token.utf8.count % 4) % 4)
+        guard let bytes = Data(base64Encoded: base64), let key = String(validating: bytes, as: UTF8.self) else {
+            throw malformed
+        }
+        return key
+    }
+
+    /// Where to resume after `key`, which must be a key this listing can emit.
+    /// - Throws: `SpotError(.badRequest)` when it is not.
+    static func resumePoint(afterKey key: String, prefix: String, foldsFolders: Bool) throws(SpotError) -> Start {
+        let foreign = SpotError(.badRequest, "the page token belongs to another listing")
+        guard key.utf8.starts(with: prefix.utf8) else { throw foreign }
+        let rest = key.utf8.dropFirst(prefix.utf8.count)
+        let slashes = rest.lazy.filter { $0 == slash }.count
+        if rest.last == slash {
+            // A folder prefix: one segment (maybe empty) and the delimiter.
+            guard foldsFolders, slashes == 1 else { throw foreign }
+            return .atOrAfter(pastFolder(key))
+        }
+        // An item: names never end in '/', and a folded listing emits no name below a folder.
+        guard key.utf8.last != slash, !foldsFolders || slashes == 0 else { throw foreign }
+        return .after(key)
+    }
+}

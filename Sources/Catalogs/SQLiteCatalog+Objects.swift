@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import SpotCore
+
+extension SQLiteCatalog {
+    /// The spot `id` in `bucket` with its owner and current object count, or `nil` when no
+    /// object was ever committed in it under a count limit.
+    ///
+    /// A spot whose objects were all removed is still there, with a count of 0, and keeps its owner.
+    public func spot(bucket: String, id: String) async throws -> SpotState? {
+        try await dbWriter.read { db in
+            guard let spot = try SpotRecord.fetchOne(db, key: SpotRecord.key(bucket: bucket, id: id)) else { return nil }
+            let count = try ObjectRecord.inSpot(bucket: bucket, id: id).fetchCount(db)
+            return SpotState(bucket: bucket, id: id, owner: spot.owner, objectCount: count)
+        }
+    }
+
+    /// The object at `path`, with the photo metadata and thumbnails of its blob, or `nil`.
+    public func object(at path: ObjectPath) async throws -> StoredObject? {
+        try await dbWriter.read { db in try Self.fetchObject(at: path, db) }
+    }
+
+    /// Photo metadata and thumbnails (by size) already known for a blob, or `nil` when the
+    /// blob has no photo metadata (thumbnails alone are not reported).
+    public func photoDetails(of digest: Digest) async throws -> (photo: PhotoMetadata, thumbnails: [Thumbnail])? {
+        try await dbWriter.read { db in
+            let details = try Self.blobDetails(of: [digest.hex], db)[digest.hex]
+            guard let photo = details?.photo else { return nil }
+            return (photo, details?.thumbnails ?? [])
+        }
+    }
+
+    /// Writes `object` in one transaction, replacing an object at the same path, and returns it as stored.
+    ///
+    /// A replacement keeps the object's `createdAt`, sets `updatedAt`, and takes the new
+    /// digest, size, content type and owner. When `object.path` has a `topFolder` and
+    /// `spotLimit` is given, the spot is that folder: it is created owned by `object.owner`
+    /// if absent; `SpotError(.forbidden)` if someone else owns it; `SpotError(.conflict)`
+    /// if a new name would make it hold more than `spotLimit` objects (a replacement never
+    /// does). Without a limit, no spot is created or checked. Photo metadata and
+    /// thumbnails are upserted per blob digest; thumbnails of other sizes already recorded
+    /// for the digest stay.
+    public func commit(_ object: NewObject, spotLimit: Int?) async throws -> StoredObject {
+        try await dbWriter.write { db in
+            let now = Date()
+            let existing = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(object.path))
+            if let spotId = object.path.topFolder, let spotLimit {
+                try Self.admit(object, toSpot: spotId, limit: spotLimit, isReplacement: existing != nil, at: now, db)
+            }
+            if var record = existing {
+                record.setContent(of: object, at: now)
+                try record.update(db)
+            } else {
+                var record = ObjectRecord(object, at: now)
+                try record.insert(db)
+            }
+            if let photo = object.photo {
+                try PhotoRecord(digest: object.digest, photo).upsert(db)
+            }
+            for thumbnail in object.thumbnails {
+                try ThumbnailRecord(of: object.digest, thumbnail).upsert(db)
+            }
+            // Read back, so the dates are exactly what later reads will see.
+            guard let stored = try Self.fetchObject(at: object.path, db) else {
+                throw SpotError(.internal, "object \(object.path) vanished while it was being committed")
+            }
+            return stored
+        }
+    }
+
+    /// Removes the object at `path` and returns it, or `nil` when absent.
+    ///
+    /// Its blob, photo metadata and thumbnails stay for garbage collection; its spot stays
+    /// with its owner.
+    public func removeObject(at path: ObjectPath) async throws -> StoredObject? {
+        try await dbWriter.write { db in
+            guard let stored = try Self.fetchObject(at: path, db) else { return nil }
+            try ObjectRecord.deleteOne(db, key: ObjectRecord.key(path))
+            return stored
+        }
+    }
+
+    /// Lets `object` into spot `spotId`, creating the spot if absent, or throws why not.
+    private static func admit(
+        _ object: NewObject, toSpot spotId: String, limit: Int, isReplacement: Bool, at now: Date, _ db: Database
+    ) throws {
+        let bucket = object.path.bucket
+        if let spot = try SpotRecord.fetchOne(db, key: SpotRecord.key(bucket: bucket, id: spotId)) {
+            guard spot.owner == object.owner else {
+                throw SpotError(.forbidden, "spot \(bucket)/\(spotId) is owned by \(spot.owner)")
+            }
+        } else {
+            try SpotRecord(bucket: bucket, id: spotId, owner: object.owner, createdAt: now).insert(db)
+        }
+        guard !isReplacement else { return }
+        let count = try ObjectRecord.inSpot(bucket: bucket, id: spotId).fetchCount(db)
+        guard count < limit else {
+            throw SpotError(.conflict, "spot \(bucket)/\(spotId) already holds \(count) objects; the limit is \(limit)")
+        }
+    }
+
+    /// The object at `path` as stored, or `nil`.
+    static func fetchObject(at path: ObjectPath, _ db: Database) throws -> StoredObject? {
+        guard let record = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path)) else { return nil }
+        return try storedObjects([record], db).first
+    }
+
+    /// The domain values of `records`, in the same order, with their blobs' photo details.
+    static func storedObjects(_ records: [ObjectRecord], _ db: Database) throws -> [StoredObject] {
+        let details = try blobDetails(of: Set(records.map(\.digest)), db)
+        return try records.map { record in
+            let blob = details[record.digest]
+            return try record.storedObject(photo: blob?.photo, thumbnails: blob?.thumbnails ?? [])
+        }
+    }
+
+    /// The photo metadata and thumbnails (by size) recorded for each of `digests` that has any.
+    private static func blobDetails(
+        of digests: Set<String>, _ db: Database
+    ) throws -> [String: (photo: PhotoMetadata?, thumbnails: [Thumbnail])] {
+        guard !digests.isEmpty else { return [:] }
+        var details: [String: (photo: PhotoMetadata?, thumbnails: [Thumbnail])] = [:]
+        for photo in try PhotoRecord.fetchAll(db, keys: digests) {
+            details[photo.digest] = (photo.metadata, [])
+        }
+        let thumbnails = try ThumbnailRecord
+            .filter(digests.contains(Column("digest")))
+            .order(Column("digest"), Column("size"))
+            .fetchAll(db)
+        for thumbnail in thumbnails {
+            details[thumbnail.digest, default: (nil, [])].thumbnails.append(try thumbnail.thumbnail())
+        }
+        return details
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import SpotCore
+
+// One record type per table. Digests are stored as their 64 lowercase hex characters,
+// dates as GRDB stores them ("yyyy-MM-dd HH:mm:ss.SSS", UTC).
+
+/// A row of `users`.
+struct UserRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "users"
+    static let tokens = hasMany(TokenRecord.self)
+
+    var uid: String
+    var createdAt: Date
+}
+
+/// A row of `tokens`: the SHA-256 of a bearer token, never the token itself.
+struct TokenRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "tokens"
+
+    var digest: String
+    var uid: String
+    var createdAt: Date
+}
+
+/// A user with the number of its tokens, as `UserRecord.summaries` selects it.
+struct UserSummaryRow: Decodable, FetchableRecord {
+    var uid: String
+    var createdAt: Date
+    var tokenCount: Int
+
+    var user: User { User(uid: uid, createdAt: createdAt, tokenCount: tokenCount) }
+}
+
+extension UserRecord {
+    /// The users `request` selects, each with its token count, by uid.
+    static func summaries(_ request: QueryInterfaceRequest<UserRecord> = all()) -> QueryInterfaceRequest<UserSummaryRow> {
+        request
+            .annotated(with: tokens.count.forKey("tokenCount"))
+            .order(Column("uid"))
+            .asRequest(of: UserSummaryRow.self)
+    }
+}
+
+/// A row of `spots`: who owns a spot. Created by the first commit under a count limit.
+struct SpotRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "spots"
+
+    var bucket: String
+    var id: String
+    var owner: String
+    var createdAt: Date
+
+    /// The primary key of spot `id` in `bucket`.
+    static func key(bucket: String, id: String) -> [String: String] { ["bucket": bucket, "id": id] }
+}
+
+/// A row of `objects`: a name in a bucket pointing at a blob.
+struct ObjectRecord: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "objects"
+
+    enum Columns {
+        static let bucket = Column("bucket")
+        static let name = Column("name")
+        static let spotId = Column("spotId")
+    }
+
+    var id: Int64?
+    var bucket: String
+    var name: String
+    /// The folder directly under the bucket (`ObjectPath.topFolder`), whatever the limits.
+    var spotId: String?
+    var digest: String
+    var size: Int64
+    var contentType: String
+    var owner: String
+    var createdAt: Date
+    var updatedAt: Date
+
+    /// Points this row at `object`'s content (digest, size, content type, owner) as of
+    /// `now`, keeping its id, path and `createdAt`.
+    mutating func setContent(of object: NewObject, at now: Date) {
+        digest = object.digest.hex
+        size = object.size
+        contentType = object.contentType
+        owner = object.owner
+        updatedAt = now
+    }
+
+    mutating func didInsert(_ inserted: InsertionSuccess) {
+        id = inserted.rowID
+    }
+
+    /// The unique key of the object at `path`.
+    static func key(_ path: ObjectPath) -> [String: String] { ["bucket": path.bucket, "name": path.name] }
+
+    /// The objects of spot `id` in `bucket`.
+    static func inSpot(bucket: String, id: String) -> QueryInterfaceRequest<ObjectRecord> {
+        filter(Columns.bucket == bucket && Columns.spotId == id)
+    }
+
+    /// The domain value, with the photo metadata and thumbnails of the row's digest.
+    func storedObject(photo: PhotoMetadata?, thumbnails: [Thumbnail]) throws -> StoredObject {
+        let path: ObjectPath
+        do {
+            path = try ObjectPath(bucket: bucket, name: name)
+        } catch {
+            throw SpotError(.internal, "the catalog holds an invalid object path '\(bucket)/\(name)': \(error.message)")
+        }
+        return StoredObject(
+            path: path, digest: try storedDigest(digest), size: size, contentType: contentType, owner: owner,
+            createdAt: createdAt, updatedAt: updatedAt, photo: photo, thumbnails: thumbnails)
+    }
+}
+
+extension ObjectRecord {
+    /// A new row for `object`, created and updated at `now`.
+    init(_ object: NewObject, at now: Date) {
+        self.init(
+            id: nil, bucket: object.path.bucket, name: object.path.name, spotId: object.path.topFolder,
+            digest: "", size: 0, contentType: "", owner: "", createdAt: now, updatedAt: now)
+        setContent(of: object, at: now)
+    }
+}
+
+/// A row of `photos`: what a blob says about itself, shared by every object with those bytes.
+struct PhotoRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "photos"
+
+    var digest: String
+    var width: Int
+    var height: Int
+    var orientation: Int
+    var takenAt: String?
+    var cameraMake: String?
+    var cameraModel: String?
+    var latitude: Double?
+    var longitude: Double?
+    var altitude: Double?
+
+    init(digest: Digest, _ photo: PhotoMetadata) {
+        self.digest = digest.hex
+        self.width = photo.width
+        self.height = photo.height
+        self.orientation = photo.orientation
+        self.takenAt = photo.takenAt
+        self.cameraMake = photo.cameraMake
+        self.cameraModel = photo.cameraModel
+        self.latitude = photo.location?.latitude
+        self.longitude = photo.location?.longitude
+        self.altitude = photo.location?.altitude
+    }
+
+    /// The domain value; the location is present when both latitude and longitude are.
+    var metadata: PhotoMetadata {
+        var location: GeoPoint?
+        if let latitude, let longitude {
+            location = GeoPoint(latitude: latitude, longitude: longitude, altitude: altitude)
+        }
+        return PhotoMetadata(
+            width: width, height: height, orientation: orientation, takenAt: takenAt,
+            cameraMake: cameraMake, cameraModel: cameraModel, location: location)
+    }
+}
+
+/// A row of `thumbnails`: one thumbnail blob of a blob, per requested size.
+struct ThumbnailRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "thumbnails"
+
+    var digest: String
+    var size: Int
+    var thumbDigest: String
+    var width: Int
+    var height: Int
+    var byteCount: Int
+    var contentType: String
+
+    init(of digest: Digest, _ thumbnail: Thumbnail) {
+        self.digest = digest.hex
+        self.size = thumbnail.size
+        self.thumbDigest = thumbnail.digest.hex
+        self.width = thumbnail.width
+        self.height = thumbnail.height
+        self.byteCount = thumbnail.byteCount
+        self.contentType = thumbnail.contentType
+    }
+
+    /// The domain value.
+    func thumbnail() throws -> Thumbnail {
+        Thumbnail(
+            size: size, digest: try storedDigest(thumbDigest), width: width, height: height,
+            byteCount: byteCount, contentType: contentType)
+    }
+}
+
+/// The digest a row holds as hex; a malformed one is a corrupt catalog.
+func storedDigest(_ hex: String) throws -> Digest {
+    guard let digest = Digest(hex: hex) else {
+        throw SpotError(.internal, "the catalog holds a malformed digest '\(hex)'")
+    }
+    return digest
+}

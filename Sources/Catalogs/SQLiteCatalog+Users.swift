@@ -1,0 +1,79 @@
+import Foundation
+import GRDB
+import SpotCore
+
+extension SQLiteCatalog {
+    /// Creates `uid` with one token, stored only as its SHA-256 `tokenDigest`.
+    ///
+    /// The uid is stored as given (validate it with `User.validate(uid:)` first).
+    /// - Throws: `SpotError(.conflict)` when the uid exists, or when another user already
+    ///   has a token with this digest; nothing is written then.
+    public func addUser(_ uid: String, tokenDigest: Digest) async throws -> User {
+        try await dbWriter.write { db in
+            let now = Date()
+            do {
+                try UserRecord(uid: uid, createdAt: now).insert(db)
+            } catch let error as DatabaseError where error.isUniqueViolation {
+                throw SpotError(.conflict, "user '\(uid)' already exists")
+            }
+            try Self.insertToken(tokenDigest, for: uid, at: now, db)
+            guard let user = try UserRecord.summaries(UserRecord.filter(key: uid)).fetchOne(db) else {
+                throw SpotError(.internal, "user '\(uid)' vanished while it was being created")
+            }
+            return user.user
+        }
+    }
+
+    /// Gives an existing user one more token. Returns `false` when there is no such user.
+    ///
+    /// - Throws: `SpotError(.conflict)` when a token with this digest exists already, for
+    ///   this user or another.
+    public func addToken(for uid: String, tokenDigest: Digest) async throws -> Bool {
+        try await dbWriter.write { db in
+            guard try UserRecord.exists(db, key: uid) else { return false }
+            try Self.insertToken(tokenDigest, for: uid, at: Date(), db)
+            return true
+        }
+    }
+
+    /// The user owning the token with this digest, or `nil` (a revoked token is gone).
+    public func user(tokenDigest: Digest) async throws -> User? {
+        try await dbWriter.read { db in
+            guard let token = try TokenRecord.fetchOne(db, key: tokenDigest.hex) else { return nil }
+            return try UserRecord.summaries(UserRecord.filter(key: token.uid)).fetchOne(db)?.user
+        }
+    }
+
+    /// All users, by uid (byte order), with their live token counts; empty when there are none.
+    public func users() async throws -> [User] {
+        try await dbWriter.read { db in
+            try UserRecord.summaries().fetchAll(db).map(\.user)
+        }
+    }
+
+    /// Deletes every token of `uid`; its objects and spots stay. Returns `false` when there
+    /// is no such user, `true` otherwise (also when it had no token left).
+    public func revokeTokens(of uid: String) async throws -> Bool {
+        try await dbWriter.write { db in
+            guard try UserRecord.exists(db, key: uid) else { return false }
+            try TokenRecord.filter(Column("uid") == uid).deleteAll(db)
+            return true
+        }
+    }
+
+    /// Inserts the token `digest` of `uid`; a digest already in use is a conflict.
+    private static func insertToken(_ digest: Digest, for uid: String, at now: Date, _ db: Database) throws {
+        do {
+            try TokenRecord(digest: digest.hex, uid: uid, createdAt: now).insert(db)
+        } catch let error as DatabaseError where error.isUniqueViolation {
+            throw SpotError(.conflict, "that token is already in use")
+        }
+    }
+}
+
+extension DatabaseError {
+    /// Whether a PRIMARY KEY or UNIQUE constraint refused the statement.
+    var isUniqueViolation: Bool {
+        extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY || extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
+    }
+}

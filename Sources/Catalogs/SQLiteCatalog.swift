@@ -1,0 +1,53 @@
+import Foundation
+import GRDB
+import SpotCore
+
+/// The embedded catalog: SQLite through GRDB, in one file that several processes may share.
+///
+/// A file catalog is a `DatabasePool` in WAL mode, so readers never wait for the writer.
+/// Every write is one IMMEDIATE transaction; a writer that finds another connection or
+/// process holding the write lock waits up to `busyTimeout` before failing, which is how
+/// limits hold across processes. Foreign keys are enforced. The schema is migrated when
+/// the catalog is opened; shipped migrations never change.
+public struct SQLiteCatalog: Catalog {
+    /// How long a write waits for the write lock held by another connection or process.
+    static let busyTimeout: TimeInterval = 10
+
+    /// Access to the database.
+    let dbWriter: any DatabaseWriter
+
+    /// Wraps `dbWriter` and migrates its schema to the latest version.
+    ///
+    /// - important: Create `dbWriter` with `makeConfiguration()`.
+    init(_ dbWriter: any DatabaseWriter) throws {
+        self.dbWriter = dbWriter
+        do {
+            try Self.migrator.migrate(dbWriter)
+        } catch {
+            // Another process may have applied the same migration between GRDB's check of
+            // the applied migrations and its migration transaction: then all is well.
+            guard try dbWriter.read(Self.migrator.hasCompletedMigrations) else { throw error }
+        }
+    }
+
+    /// Opens the catalog file at `path` in WAL mode, creating the file (not its folder) when missing.
+    ///
+    /// Several processes may open the same file at once. Throws when the folder is missing,
+    /// the file is not an SQLite database, or it was migrated by a newer SpotStore.
+    public init(path: String) throws {
+        try self.init(DatabasePool(path: path, configuration: Self.makeConfiguration()))
+    }
+
+    /// A new, empty catalog in memory, for tests; it is gone when the last copy of the value is.
+    public static func inMemory() throws -> SQLiteCatalog {
+        try SQLiteCatalog(DatabaseQueue(configuration: makeConfiguration()))
+    }
+
+    /// The connection settings every catalog connection uses.
+    static func makeConfiguration() -> Configuration {
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(busyTimeout)
+        return config
+    }
+}

@@ -1,0 +1,122 @@
+import Catalogs
+import Foundation
+import SpotCore
+import Testing
+
+/// The catalogs the conformance suite runs against. A new adapter (PostgreSQL) adds a case.
+enum CatalogBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqliteInMemory = "SQLite in memory"
+    case sqliteFile = "SQLite file"
+
+    var testDescription: String { rawValue }
+
+    /// Runs `body` with a new, empty catalog, and cleans up after it.
+    func withCatalog(_ body: (any Catalog) async throws -> Void) async throws {
+        switch self {
+        case .sqliteInMemory:
+            try await body(SQLiteCatalog.inMemory())
+        case .sqliteFile:
+            try await withTemporaryDirectory { folder in
+                try await body(SQLiteCatalog(path: folder.appendingPathComponent("catalog.sqlite").path))
+            }
+        }
+    }
+}
+
+/// Runs `body` with a new folder that is removed afterwards.
+func withTemporaryDirectory(_ body: (URL) async throws -> Void) async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("CatalogsTests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    try await body(folder)
+}
+
+// MARK: - Fixtures
+
+/// A digest that differs for each `seed`.
+func digest(_ seed: Int) -> Digest {
+    Digest(bytes: (0..<32).map { UInt8(truncatingIfNeeded: seed &* 131 &+ $0 &* 7) })
+}
+
+func path(_ name: String, in bucket: String = "spots") throws -> ObjectPath {
+    try ObjectPath(bucket: bucket, name: name)
+}
+
+/// An object to commit, its content named by `seed`.
+func upload(
+    _ name: String, in bucket: String = "spots", by owner: String = "alice", seed: Int = 1,
+    photo: PhotoMetadata? = nil, thumbnails: [Thumbnail] = []
+) throws -> NewObject {
+    NewObject(
+        path: try path(name, in: bucket), digest: digest(seed), size: Int64(1000 + seed),
+        contentType: "image/jpeg", owner: owner, photo: photo, thumbnails: thumbnails)
+}
+
+let eiffelPhoto = PhotoMetadata(
+    width: 4032, height: 3024, orientation: 6, takenAt: "2023-05-01T14:03:22",
+    cameraMake: "Apple", cameraModel: "iPhone 13", location: GeoPoint(latitude: 48.8584, longitude: 2.2945, altitude: 35.5))
+
+func thumbnail(_ size: Int, seed: Int) -> Thumbnail {
+    Thumbnail(size: size, digest: digest(seed), width: size, height: size * 3 / 4, byteCount: size * 40, contentType: "image/jpeg")
+}
+
+/// Whether `date` was taken between `start` and `end`, give or take the catalog's rounding.
+func isBetween(_ date: Date, _ start: Date, _ end: Date) -> Bool {
+    date >= start.addingTimeInterval(-0.01) && date <= end.addingTimeInterval(0.01)
+}
+
+/// Commits `names` one after the other, without a spot limit.
+func commitAll(_ names: [String], to catalog: any Catalog, in bucket: String = "spots") async throws {
+    for (seed, name) in names.enumerated() {
+        _ = try await catalog.commit(upload(name, in: bucket, seed: seed), spotLimit: nil)
+    }
+}
+
+// MARK: - Listing model
+
+/// Whether `a` comes before `b` in byte order of UTF-8, the order of listings.
+func bytewise(_ a: String, _ b: String) -> Bool {
+    a.utf8.lexicographicallyPrecedes(b.utf8)
+}
+
+/// The entries a listing of `names` must produce, by the Firebase rules, in order.
+func expectedEntries(of names: [String], prefix: String, delimiter: String?) -> [String] {
+    var keys = Set<String>()
+    let prefixBytes = Array(prefix.utf8)
+    for name in names {
+        let bytes = Array(name.utf8)
+        guard bytes.starts(with: prefixBytes) else { continue }
+        if delimiter == "/", let slash = bytes[prefixBytes.count...].firstIndex(of: UInt8(ascii: "/")) {
+            keys.insert(String(decoding: bytes[...slash], as: UTF8.self))
+        } else {
+            keys.insert(name)
+        }
+    }
+    return keys.sorted(by: bytewise)
+}
+
+/// A page's entries, prefixes and item names merged in byte order.
+func entries(of page: Listing) -> [String] {
+    (page.prefixes + page.items.map(\.path.name)).sorted(by: bytewise)
+}
+
+/// Lists every page of `query`, calling `betweenPages` with the number of pages read so far.
+func listAll(
+    _ catalog: any Catalog, _ query: ListQuery, betweenPages: (Int) async throws -> Void = { _ in }
+) async throws -> [Listing] {
+    var pages: [Listing] = []
+    var query = query
+    repeat {
+        let page = try await catalog.list(query)
+        pages.append(page)
+        #expect(entries(of: page).count <= query.maxResults)
+        query.pageToken = page.nextPageToken
+        if query.pageToken != nil { try await betweenPages(pages.count) }
+    } while query.pageToken != nil && pages.count < 10_000
+    return pages
+}
+
+/// Whether `keys` is strictly increasing in byte order: no entry twice, none out of order.
+func isStrictlyIncreasing(_ keys: [String]) -> Bool {
+    zip(keys, keys.dropFirst()).allSatisfy { bytewise($0, $1) }
+}

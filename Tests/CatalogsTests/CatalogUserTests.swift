@@ -1,0 +1,101 @@
+import Foundation
+import SpotCore
+import Testing
+
+/// The `Catalog` contract for users and tokens, run against every backend.
+@Suite struct CatalogUserTests {
+    @Test(arguments: CatalogBackend.allCases)
+    func addedUserIsFoundByTokenDigest(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            let before = Date()
+            let alice = try await catalog.addUser("alice", tokenDigest: digest(1))
+            #expect(alice.uid == "alice")
+            #expect(alice.tokenCount == 1)
+            #expect(isBetween(alice.createdAt, before, Date()))
+            #expect(try await catalog.user(tokenDigest: digest(1)) == alice)
+            #expect(try await catalog.user(tokenDigest: digest(2)) == nil)
+            #expect(try await catalog.users() == [alice])
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func addingAnExistingUidIsAConflictAndWritesNothing(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            let alice = try await catalog.addUser("alice", tokenDigest: digest(1))
+            let error = await #expect(throws: SpotError.self) {
+                try await catalog.addUser("alice", tokenDigest: digest(2))
+            }
+            #expect(error?.kind == .conflict)
+            #expect(error?.message.contains("alice") == true)
+            #expect(try await catalog.user(tokenDigest: digest(2)) == nil)
+            #expect(try await catalog.users() == [alice])
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func aTokenDigestBelongsToOneUser(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            let alice = try await catalog.addUser("alice", tokenDigest: digest(1))
+            let error = await #expect(throws: SpotError.self) {
+                try await catalog.addUser("bob", tokenDigest: digest(1))
+            }
+            #expect(error?.kind == .conflict)
+            #expect(try await catalog.users() == [alice])
+            #expect(try await catalog.user(tokenDigest: digest(1))?.uid == "alice")
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func addTokenGivesAnExistingUserAnotherToken(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            _ = try await catalog.addUser("alice", tokenDigest: digest(1))
+            #expect(try await catalog.addToken(for: "alice", tokenDigest: digest(2)))
+            #expect(try await catalog.user(tokenDigest: digest(1))?.tokenCount == 2)
+            #expect(try await catalog.user(tokenDigest: digest(2))?.uid == "alice")
+
+            #expect(try await catalog.addToken(for: "nobody", tokenDigest: digest(3)) == false)
+            #expect(try await catalog.user(tokenDigest: digest(3)) == nil)
+
+            let error = await #expect(throws: SpotError.self) {
+                try await catalog.addToken(for: "alice", tokenDigest: digest(2))
+            }
+            #expect(error?.kind == .conflict)
+            #expect(try await catalog.user(tokenDigest: digest(2))?.tokenCount == 2)
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func usersAreListedByUid(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            for (seed, uid) in ["carol", "alice", "Bob", "bob-2"].enumerated() {
+                _ = try await catalog.addUser(uid, tokenDigest: digest(seed))
+            }
+            _ = try await catalog.addToken(for: "carol", tokenDigest: digest(10))
+            let users = try await catalog.users()
+            #expect(users.map(\.uid) == ["Bob", "alice", "bob-2", "carol"])
+            #expect(users.map(\.tokenCount) == [1, 1, 1, 2])
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func revokingTokensKeepsTheUserAndItsObjects(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            _ = try await catalog.addUser("alice", tokenDigest: digest(1))
+            _ = try await catalog.addToken(for: "alice", tokenDigest: digest(2))
+            _ = try await catalog.addUser("bob", tokenDigest: digest(3))
+            let photo = try await catalog.commit(upload("eiffel/1.jpg", by: "alice"), spotLimit: 4)
+
+            #expect(try await catalog.revokeTokens(of: "alice"))
+            #expect(try await catalog.user(tokenDigest: digest(1)) == nil)
+            #expect(try await catalog.user(tokenDigest: digest(2)) == nil)
+            #expect(try await catalog.user(tokenDigest: digest(3))?.uid == "bob")
+            #expect(try await catalog.users().map(\.tokenCount) == [0, 1])
+            #expect(try await catalog.object(at: photo.path) == photo)
+            #expect(try await catalog.spot(bucket: "spots", id: "eiffel")?.owner == "alice")
+
+            #expect(try await catalog.revokeTokens(of: "nobody") == false)
+            #expect(try await catalog.addToken(for: "alice", tokenDigest: digest(4)))
+            #expect(try await catalog.user(tokenDigest: digest(4))?.tokenCount == 1)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Catalogs
+import Foundation
+import SpotCore
+import Testing
+
+/// What only a catalog file can show: WAL mode, persistence, and several "processes"
+/// (independent connection pools) sharing one file.
+@Suite struct SQLiteCatalogFileTests {
+    @Test func theFileIsCreatedAndInWALMode() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            #expect(!FileManager.default.fileExists(atPath: file))
+            let catalog = try SQLiteCatalog(path: file)
+            _ = try await catalog.addUser("alice", tokenDigest: digest(1))
+            // Bytes 18 and 19 of the header are the file format versions: 2 means WAL.
+            let header = try #require(FileHandle(forReadingAtPath: file)).readData(ofLength: 20)
+            #expect(Array(header.prefix(16)) == Array("SQLite format 3\0".utf8))
+            #expect(Array(header.suffix(2)) == [2, 2])
+        }
+    }
+
+    @Test func aFileInAMissingFolderIsRefused() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("missing/catalog.sqlite").path
+            #expect(throws: (any Error).self) { try SQLiteCatalog(path: file) }
+        }
+    }
+
+    @Test func aReopenedFileKeepsEverything() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            let stored: StoredObject
+            do {
+                let catalog = try SQLiteCatalog(path: file)
+                _ = try await catalog.addUser("alice", tokenDigest: digest(1))
+                stored = try await catalog.commit(
+                    upload("eiffel/1.jpg", photo: eiffelPhoto, thumbnails: [thumbnail(256, seed: 2)]), spotLimit: 4)
+            }
+            let reopened = try SQLiteCatalog(path: file)
+            #expect(try await reopened.user(tokenDigest: digest(1))?.uid == "alice")
+            #expect(try await reopened.object(at: stored.path) == stored)
+            #expect(try await reopened.spot(bucket: "spots", id: "eiffel")?.objectCount == 1)
+        }
+    }
+
+    @Test func twoCatalogsOnOneFileShareUsersAndLimits() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            let first = try SQLiteCatalog(path: file)
+            let second = try SQLiteCatalog(path: file)
+
+            _ = try await first.addUser("alice", tokenDigest: digest(1))
+            #expect(try await second.user(tokenDigest: digest(1))?.uid == "alice")
+            let duplicate = await #expect(throws: SpotError.self) {
+                try await second.addUser("alice", tokenDigest: digest(2))
+            }
+            #expect(duplicate?.kind == .conflict)
+
+            for index in 1...4 {
+                let catalog = index.isMultiple(of: 2) ? second : first
+                _ = try await catalog.commit(upload("eiffel/\(index).jpg", seed: index), spotLimit: 4)
+            }
+            for catalog in [first, second] {
+                let error = await #expect(throws: SpotError.self) {
+                    try await catalog.commit(upload("eiffel/5.jpg", seed: 5), spotLimit: 4)
+                }
+                #expect(error?.kind == .conflict)
+                #expect(error?.message.contains("the limit is 4") == true)
+                #expect(try await catalog.spot(bucket: "spots", id: "eiffel")?.objectCount == 4)
+            }
+            let bob = await #expect(throws: SpotError.self) {
+                try await second.commit(upload("eiffel/1.jpg", by: "bob"), spotLimit: 4)
+            }
+            #expect(bob?.kind == .forbidden)
+        }
+    }
+
+    @Test func concurrentCommitsFromTwoCatalogsNeverPassTheLimit() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            let catalogs = [try SQLiteCatalog(path: file), try SQLiteCatalog(path: file)]
+            for round in 0..<3 {
+                let spot = "race\(round)"
+                let outcomes = try await withThrowingTaskGroup(of: SpotError.Kind?.self) { group in
+                    for index in 0..<10 {
+                        let catalog = catalogs[index % 2]
+                        group.addTask {
+                            do {
+                                _ = try await catalog.commit(upload("\(spot)/\(index).jpg", seed: index), spotLimit: 4)
+                                return nil
+                            } catch let error as SpotError {
+                                return error.kind
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [SpotError.Kind?]()) { $0.append($1) }
+                }
+                #expect(outcomes.filter { $0 == nil }.count == 4)
+                #expect(outcomes.filter { $0 == .conflict }.count == 6)
+                for catalog in catalogs {
+                    #expect(try await catalog.spot(bucket: "spots", id: spot)?.objectCount == 4)
+                    let listed = try await catalog.list(ListQuery(bucket: "spots", prefix: "\(spot)/"))
+                    #expect(listed.items.count == 4)
+                }
+            }
+        }
+    }
+}
