@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import SpotCore
@@ -40,10 +41,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         let body = ErrorBody(error: .init(code: status.code, message: message))
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
-        var buffer = ByteBuffer()
-        buffer.writeBytes((try? JSONEncoder().encode(body)) ?? Array(#"{"error":{"code":500,"message":"internal error"}}"#.utf8))
+        let json = (try? JSONEncoder().encode(body)) ?? Data(#"{"error":{"code":500,"message":"internal error"}}"#.utf8)
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: buffer))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: json)))
     }
 
     struct ErrorBody: Encodable {

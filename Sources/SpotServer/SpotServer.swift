@@ -161,7 +161,7 @@ struct ObjectRoutes: Sendable {
     }
 
     private func baseURL(_ request: Request) -> String {
-        "http://\(request.head.authority ?? request.headers[.host] ?? "127.0.0.1")"
+        "http://\(request.head.authority ?? "127.0.0.1")"
     }
 
     private func json(_ value: some Encodable) throws -> Response {

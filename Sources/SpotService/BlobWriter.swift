@@ -11,7 +11,7 @@ import SpotCore
 public struct StagedBlob: Sendable {
     /// The temp file; the caller moves it into the blob store or removes it.
     public let path: String
-    public let digest: Digest
+    public let digest: SpotCore.Digest
     public let size: Int64
     /// The first bytes, for sniffing the content type.
     public let head: [UInt8]
@@ -57,12 +57,12 @@ public struct BlobWriter: Sendable {
             unlink(path)
             throw error
         }
-        return StagedBlob(path: path, digest: Digest(bytes: hasher.finalize()), size: size, head: head)
+        return StagedBlob(path: path, digest: SpotCore.Digest(bytes: hasher.finalize()), size: size, head: head)
     }
 
     /// Writes a small in-memory blob's digest (thumbnails).
-    public static func digest(of bytes: [UInt8]) -> Digest {
-        Digest(bytes: SHA256.hash(data: bytes))
+    public static func digest(of bytes: [UInt8]) -> SpotCore.Digest {
+        SpotCore.Digest(bytes: SHA256.hash(data: bytes))
     }
 
     private static func consume<Chunk: Collection>(_ chunk: Chunk, fd: Int32, hasher: inout SHA256, head: inout [UInt8]) throws

@@ -12,10 +12,17 @@ public struct ServiceConfiguration: Sendable {
     /// Images with more pixels are refused before decoding.
     public var maxPixels: Int
 
-    public init(temporaryDirectory: String, thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000) {
+    /// How many images are decoded at once; more uploads wait their turn.
+    public var imageWorkers: Int
+
+    public init(
+        temporaryDirectory: String, thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000,
+        imageWorkers: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) {
         self.temporaryDirectory = temporaryDirectory
         self.thumbnailSizes = thumbnailSizes
         self.maxPixels = maxPixels
+        self.imageWorkers = imageWorkers
     }
 }
 
@@ -29,6 +36,7 @@ public struct StorageService: Sendable {
     let writer: BlobWriter
     let analyzer: PhotoAnalyzer
     let coordinator = UploadCoordinator()
+    let imageWork: OffPoolRunner
 
     /// Creates the temporary directory if needed.
     public init(catalog: any Catalog, blobs: any BlobStore, policy: any AccessPolicy, configuration: ServiceConfiguration) throws {
@@ -38,6 +46,7 @@ public struct StorageService: Sendable {
         self.configuration = configuration
         self.writer = try BlobWriter(temporaryDirectory: configuration.temporaryDirectory)
         self.analyzer = PhotoAnalyzer(thumbnailSizes: configuration.thumbnailSizes, maxPixels: configuration.maxPixels)
+        self.imageWork = OffPoolRunner(width: configuration.imageWorkers)
     }
 
     /// Removes every leftover upload from the temporary directory (call once at start,
@@ -207,7 +216,7 @@ public struct StorageService: Sendable {
     private func analyze(_ staged: StagedBlob) async throws -> (PhotoMetadata, [Thumbnail]) {
         let analyzer = self.analyzer
         let path = staged.path
-        let analysis = try await runOffPool {
+        let analysis = try await imageWork.run {
             try analyzer.analyze([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         }
         var thumbnails: [Thumbnail] = []
@@ -237,7 +246,7 @@ public struct BlobChunks: AsyncSequence, Sendable {
 
         public mutating func next() async throws -> [UInt8]? {
             guard offset < end else { return nil }
-            let count = Int(min(end - offset, 256 * 1024))
+            let count = Int(Swift.min(end - offset, 256 * 1024))
             guard let bytes = try await blobs.read(digest, offset: offset, count: count), !bytes.isEmpty else {
                 throw SpotError(.internal, "blob \(digest) is missing or shorter than the catalog says; run `spotstore fsck`")
             }

@@ -24,7 +24,7 @@ public enum Tokens {
     }
 
     /// The digest the catalog stores for `token`.
-    public static func digest(of token: String) -> Digest {
-        Digest(bytes: SHA256.hash(data: Array(token.utf8)))
+    public static func digest(of token: String) -> SpotCore.Digest {
+        SpotCore.Digest(bytes: SHA256.hash(data: Array(token.utf8)))
     }
 }

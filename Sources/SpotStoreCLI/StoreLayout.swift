@@ -1,6 +1,7 @@
 import Access
 import BlobStores
 import Catalogs
+import Foundation
 import SpotService
 
 /// The embedded default store on disk: `catalog.sqlite`, `blobs/`, `tmp/` under one root.
@@ -14,7 +15,8 @@ struct StoreLayout {
 
     /// Opens (creating when new) the catalog, blob store and service on this layout.
     func openService() throws -> StorageService {
-        try StorageService(
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        return try StorageService(
             catalog: try SQLiteCatalog(path: catalogPath),
             blobs: try FileSystemBlobStore(root: blobsPath),
             policy: DefaultPolicy(),

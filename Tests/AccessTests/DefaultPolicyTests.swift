@@ -19,7 +19,7 @@ import Testing
         let limits = try decide("alice", .write, "spots", "eiffel/1.jpg", owner: "alice")
         #expect(limits == DefaultPolicy.spotLimits)
         #expect(limits?.maxObjectsPerSpot == 4)
-        #expect(limits?.maxBytes == 6 * 1024 * 1024)
+        #expect(limits?.maxBytes == Int64(6 * 1024 * 1024))
         #expect(limits?.allowedContentTypes == ["image/jpeg", "image/png"])
         #expect(try decide("bob", .write, "spots", "new/1.jpg") == DefaultPolicy.spotLimits)
         for operation in [Operation.write, .delete] {
@@ -42,7 +42,7 @@ import Testing
         #expect(throws: SpotError.self) { try decide("bob", .list, "users", "") }
         #expect(throws: SpotError.self) { try decide("alice2", .list, "users", "alice") }
         let media = try decide("alice", .write, "media", "alice/video.mp4")
-        #expect(media?.maxBytes == 512 * 1024 * 1024)
+        #expect(media?.maxBytes == Int64(512 * 1024 * 1024))
         #expect(media?.makesThumbnails == false)
         #expect(media?.allowedContentTypes == nil)
         #expect(throws: SpotError.self) { try decide("bob", .delete, "media", "alice/video.mp4") }

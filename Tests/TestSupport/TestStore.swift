@@ -22,6 +22,7 @@ public struct TestStore: Sendable {
 
     public init() throws {
         root = NSTemporaryDirectory() + "spotstore-test-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         service = try StorageService(
             catalog: try SQLiteCatalog(path: "\(root)/catalog.sqlite"),
             blobs: try FileSystemBlobStore(root: "\(root)/blobs"),

@@ -1,0 +1,131 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import TestSupport
+
+/// The built `spotstore` binary, run as a user would: a real server on 127.0.0.1 and the
+/// client commands against it.
+@Suite(.serialized) struct BinaryTests {
+    /// The `spotstore` executable beside the test bundle.
+    static var binary: String {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [directory.appendingPathComponent("spotstore").path, Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("spotstore").path]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }
+
+    struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    @discardableResult
+    static func run(_ arguments: [String], environment: [String: String] = [:], in directory: String? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// Starts `spotstore serve` on a free port and waits until /healthz answers.
+    static func startServer(store: String) async throws -> (Process, String) {
+        for _ in 0..<5 {
+            let port = Int.random(in: 20000...60000)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["serve", "--store", store, "--port", String(port), "--log-level", "warning"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let url = "http://127.0.0.1:\(port)"
+            for _ in 0..<100 {
+                if !process.isRunning { break }
+                if let (_, response) = try? await URLSession.shared.data(from: URL(string: "\(url)/healthz")!),
+                   (response as? HTTPURLResponse)?.statusCode == 200 {
+                    return (process, url)
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            process.terminate()
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "spotstore serve did not start"])
+    }
+
+    @Test func helpAndBadArguments() throws {
+        let help = try Self.run(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("serve") && help.stdout.contains("upload"))
+        let bad = try Self.run(["upload", "x.jpg"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--to"))
+    }
+
+    @Test func uploadGetListRemoveAgainstARealServer() async throws {
+        let root = NSTemporaryDirectory() + "spotstore-cli-\(UUID().uuidString)"
+        let store = root + "/storage"
+        let added = try Self.run(["users", "add", "alice", "--store", store])
+        #expect(added.status == 0)
+        let token = try #require(added.stdout.split(separator: "\n").last.map(String.init))
+        #expect(token.hasPrefix("sst_"))
+        #expect(try Self.run(["users", "add", "alice", "--store", store]).status != 0, "a uid is taken once")
+        #expect(try Self.run(["users", "add", "no/slash", "--store", store]).status != 0)
+
+        let (server, url) = try await Self.startServer(store: store)
+        defer { server.terminate() }
+        let environment = ["SPOTSTORE_SERVER": url, "SPOTSTORE_TOKEN": token]
+
+        let photos = ["\(fixturesDirectory)/geotagged/paris.jpg", "\(fixturesDirectory)/orientation-6.jpg"]
+        let upload = try Self.run(["upload"] + photos + ["--to", "spots/eiffel"], environment: environment)
+        #expect(upload.status == 0, "\(upload.stderr)")
+        #expect(upload.stdout.contains("spots/eiffel/paris.jpg"))
+
+        let failing = try Self.run(["upload", "\(fixturesDirectory)/bad/truncated.jpg", "\(fixturesDirectory)/photos/coffee.jpg", "--to", "spots/eiffel"], environment: environment)
+        #expect(failing.status != 0, "one bad file makes the exit status non-zero")
+        #expect(failing.stderr.contains("422"))
+        #expect(failing.stdout.contains("spots/eiffel/coffee.jpg"), "the good file still went in")
+
+        let downloads = root + "/downloads"
+        try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
+        #expect(try Self.run(["get", "spots/eiffel/paris.jpg"], environment: environment, in: downloads).status == 0)
+        #expect(FileManager.default.contents(atPath: downloads + "/paris.jpg") == FileManager.default.contents(atPath: photos[0]))
+        #expect(try Self.run(["get", "spots/eiffel/orientation-6.jpg", "--thumb", "256", "-o", downloads + "/t.jpg"], environment: environment).status == 0)
+        #expect((FileManager.default.contents(atPath: downloads + "/t.jpg")?.count ?? 0) > 1000)
+
+        let listing = try Self.run(["ls", "spots/eiffel/"], environment: environment)
+        #expect(listing.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] } == ["spots/eiffel/coffee.jpg", "spots/eiffel/orientation-6.jpg", "spots/eiffel/paris.jpg"])
+        #expect(try Self.run(["rm", "spots/eiffel/coffee.jpg"], environment: environment).status == 0)
+        let missing = try Self.run(["get", "spots/eiffel/coffee.jpg", "-o", "-"], environment: environment)
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("404"))
+
+        let wrongToken = try Self.run(["ls", "spots"], environment: ["SPOTSTORE_SERVER": url, "SPOTSTORE_TOKEN": "sst_nope"])
+        #expect(wrongToken.status != 0)
+        #expect(wrongToken.stderr.contains("401"))
+
+        #expect(try Self.run(["users", "revoke", "alice", "--store", store]).status == 0)
+        #expect(try Self.run(["ls", "spots"], environment: environment).status != 0, "a revoked token stops working at once")
+    }
+
+    @Test func thumbnailCommandWritesFiles() throws {
+        let out = NSTemporaryDirectory() + "thumbs-\(UUID().uuidString)"
+        let result = try Self.run(["thumbnail", "--size", "256", "--size", "1024", "--jobs", "2", "--out", out,
+                                   "\(fixturesDirectory)/photos/coffee.jpg", "\(fixturesDirectory)/alpha.png"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        #expect(files == ["alpha-1024.png", "alpha-256.png", "coffee-1024.jpg", "coffee-256.jpg"])
+        let bad = try Self.run(["thumbnail", "--out", out, "\(fixturesDirectory)/bad/truncated.jpg"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("truncated.jpg"))
+    }
+}
