@@ -1,0 +1,137 @@
+#ifndef CIMAGESUPPORT_H
+#define CIMAGESUPPORT_H
+
+/*
+ * C shims over libjpeg(-turbo), libpng and libexif: the only code in SpotStore that
+ * touches them. libjpeg reports fatal errors with longjmp; every function here that
+ * calls it does its own setjmp, so a jump never crosses a Swift frame. Nothing here
+ * exits or prints: failures come back as a status code plus a message.
+ *
+ * Memory returned through `uint8_t **` parameters is allocated with malloc; release it
+ * with cis_free (or free). On failure nothing is returned and nothing needs freeing.
+ *
+ * libexif is exposed as is (it never longjmps): Swift calls it directly through this
+ * module. Its headers are included below.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libexif/exif-data.h>
+#include <libexif/exif-content.h>
+#include <libexif/exif-entry.h>
+#include <libexif/exif-ifd.h>
+#include <libexif/exif-tag.h>
+#include <libexif/exif-utils.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Outcome of a shim call.
+typedef enum {
+    /// Success; outputs are set.
+    CIS_OK = 0,
+    /// The data is corrupt, truncated or not decodable; the message says why.
+    CIS_CORRUPT = 1,
+    /// Out of memory (or a size that cannot be allocated).
+    CIS_NO_MEMORY = 2,
+    /// The caller passed invalid arguments (a bug on the Swift side).
+    CIS_BAD_ARGUMENT = 3
+} cis_status;
+
+/// A human-readable reason for a failure, NUL-terminated (empty on success).
+typedef struct {
+    char text[256];
+} cis_message;
+
+/// What a JPEG header says, without decoding any pixels.
+typedef struct {
+    int width;
+    int height;
+    /// Components in the file: 1 (grey), 3 (YCbCr/RGB) or 4 (CMYK/YCCK).
+    int components;
+    /// 1 when the file is progressive (multi-scan).
+    int progressive;
+} cis_jpeg_header;
+
+/// Pixels decoded by a shim: `width * height * channels` bytes, rows packed without
+/// padding, followed by CIS_PIXEL_PADDING spare bytes (so vector loads may read a little
+/// past the last pixel). Free `pixels` with cis_free.
+typedef struct {
+    uint8_t *pixels;
+    int width;
+    int height;
+    int channels;
+} cis_pixels;
+
+/// Bytes of a `cis_pixels` buffer past the last pixel that may be read (not written).
+#define CIS_PIXEL_PADDING 16
+
+/// Reads the JPEG header (markers up to the first scan) from memory.
+cis_status cis_jpeg_read_header(const uint8_t *data, size_t size, cis_jpeg_header *header,
+                                cis_message *message);
+
+/// A JPEG decode in progress (opaque). Rows come out top to bottom, so a caller can
+/// resample while decoding and never hold the whole image.
+typedef struct cis_jpeg_decoder cis_jpeg_decoder;
+
+/// Starts decoding a JPEG from memory (which must outlive the decoder) to 8-bit RGB,
+/// scaled by `scale_eighths`/8 (1...16) in the DCT domain. Grey, YCbCr, RGB, CMYK and
+/// YCCK files all come out RGB. `fast` selects the fast integer IDCT and plain
+/// upsampling; otherwise the accurate IDCT and fancy upsampling. `max_scans` (> 0)
+/// refuses progressive files with more scans than that. On success `*decoder` is set
+/// (free it with cis_jpeg_decoder_free) with the output size in `*width`×`*height`.
+cis_status cis_jpeg_decoder_start(const uint8_t *data, size_t size, int scale_eighths, int fast,
+                                  int max_scans, cis_jpeg_decoder **decoder, int *width,
+                                  int *height, cis_message *message);
+
+/// Decodes the next row into `row` (width * 3 bytes). Truncated or corrupt entropy data
+/// ("Premature end of JPEG file" and similar warnings) is an error, not grey fill.
+/// After an error the decoder only answers with that error.
+cis_status cis_jpeg_decoder_read_row(cis_jpeg_decoder *decoder, uint8_t *row, cis_message *message);
+
+/// Decodes any rows not read yet and reads to the end of the image, so a file cut off
+/// after its last row is refused too.
+cis_status cis_jpeg_decoder_finish(cis_jpeg_decoder *decoder, cis_message *message);
+
+/// Releases the decoder (NULL is fine).
+void cis_jpeg_decoder_free(cis_jpeg_decoder *decoder);
+
+/// Encodes packed 8-bit RGB (`channels` == 3) or grey (`channels` == 1) rows as a
+/// baseline JPEG with optimised Huffman tables and 4:2:0 chroma, with no metadata but
+/// the JFIF header. `*out` (malloc'd, `*out_size` bytes) is set only on success.
+cis_status cis_jpeg_encode(const uint8_t *pixels, int width, int height, int channels,
+                           int quality, uint8_t **out, size_t *out_size, cis_message *message);
+
+/// What a PNG header says, without decoding pixels.
+typedef struct {
+    int width;
+    int height;
+    /// 1 when the image has an alpha channel or a tRNS chunk.
+    int has_alpha;
+} cis_png_header;
+
+/// Reads the PNG header (chunks up to the first IDAT) from memory.
+cis_status cis_png_read_header(const uint8_t *data, size_t size, cis_png_header *header,
+                               cis_message *message);
+
+/// Decodes a PNG from memory to 8-bit sRGB: RGBA (4 channels) when `with_alpha`, else
+/// RGB (3 channels; an alpha channel, if any, is composited over white).
+/// `max_pixels` (> 0) refuses larger images before allocating.
+cis_status cis_png_decode(const uint8_t *data, size_t size, int with_alpha, int64_t max_pixels,
+                          cis_pixels *out, cis_message *message);
+
+/// Encodes packed 8-bit RGB (3) or RGBA (4 channels, straight alpha) as a PNG with no
+/// metadata chunks. `*out` (malloc'd, `*out_size` bytes) is set only on success.
+cis_status cis_png_encode(const uint8_t *pixels, int width, int height, int channels,
+                          uint8_t **out, size_t *out_size, cis_message *message);
+
+/// Frees memory returned by this module.
+void cis_free(void *pointer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,137 @@
+import SpotCore
+
+/// One encoded thumbnail of a photo.
+public struct EncodedThumbnail: Sendable, Equatable {
+    /// The requested long edge (e.g. 256); `width`/`height` are the actual, upright pixels
+    /// (smaller than `size` when the photo itself is smaller: thumbnails never upscale).
+    public let size: Int
+    /// Pixels across, upright (after the EXIF orientation).
+    public let width: Int
+    /// Pixels down, upright.
+    public let height: Int
+    /// `image/jpeg`, or `image/png` for images with transparency.
+    public let contentType: String
+    /// The encoded image, with no metadata (no EXIF, no GPS).
+    public let bytes: [UInt8]
+
+    /// Wraps an encoded thumbnail.
+    public init(size: Int, width: Int, height: Int, contentType: String, bytes: [UInt8]) {
+        self.size = size
+        self.width = width
+        self.height = height
+        self.contentType = contentType
+        self.bytes = bytes
+    }
+}
+
+/// Everything `PhotoAnalyzer` learns about an image.
+public struct PhotoAnalysis: Sendable {
+    /// The format found by sniffing the content.
+    public let format: ImageFormat
+    /// Stored pixel size plus EXIF (PNG: size only, orientation 1).
+    public let metadata: PhotoMetadata
+    /// One per distinct requested size, in the order the sizes were given.
+    public let thumbnails: [EncodedThumbnail]
+
+    /// Wraps an analysis result.
+    public init(format: ImageFormat, metadata: PhotoMetadata, thumbnails: [EncodedThumbnail]) {
+        self.format = format
+        self.metadata = metadata
+        self.thumbnails = thumbnails
+    }
+}
+
+/// Validates an uploaded image, extracts its metadata and makes its thumbnails.
+///
+/// Thumbnails are scaled on the long edge to each requested size (never upscaled), turned
+/// upright for the EXIF orientation and carry no metadata at all (no EXIF, no GPS).
+/// JPEG and opaque PNG give JPEG thumbnails (quality 85); PNG with transparency gives PNG.
+public struct PhotoAnalyzer: Sendable {
+    /// Long edges of the thumbnails to make, in pixels; non-positive and repeated sizes are ignored.
+    public let thumbnailSizes: [Int]
+    /// The most pixels (width × height) an image may have; larger ones are refused before decoding.
+    public let maxPixels: Int
+
+    /// JPEG quality of thumbnails.
+    static let jpegQuality = 85
+
+    /// - Parameters:
+    ///   - thumbnailSizes: long edges of the thumbnails, e.g. `[256, 1024]`; `[]` for none.
+    ///   - maxPixels: the decompression-bomb limit, in pixels.
+    public init(thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000) {
+        var seen = Set<Int>()
+        self.thumbnailSizes = thumbnailSizes.filter { $0 > 0 && seen.insert($0).inserted }
+        self.maxPixels = maxPixels
+    }
+
+    /// Sniffs, reads header dims (refusing > maxPixels BEFORE decoding), extracts EXIF,
+    /// makes one thumbnail per size. CPU-heavy and synchronous: callers run it off the
+    /// cooperative pool. The whole image is always decoded (at reduced scale for JPEG),
+    /// so a truncated file is refused even when no thumbnails are asked for.
+    /// - Throws: `SpotError(.unsupportedMediaType)` when the bytes are not JPEG or PNG
+    ///   (empty included); `SpotError(.invalidContent)` for truncated or corrupt images and
+    ///   decompression bombs; `SpotError(.internal)` when memory runs out.
+    public func analyze(_ bytes: [UInt8]) throws(SpotError) -> PhotoAnalysis {
+        guard let format = ImageSniffer.format(of: bytes) else { throw Self.unsupported(bytes) }
+        return try bytes.withUnsafeBufferPointer { (buffer) throws(SpotError) -> PhotoAnalysis in
+            switch format {
+            case .jpeg: try analyzeJPEG(buffer)
+            case .png: try analyzePNG(buffer)
+            }
+        }
+    }
+
+    private func analyzeJPEG(_ buffer: UnsafeBufferPointer<UInt8>) throws(SpotError) -> PhotoAnalysis {
+        let header = try JPEGCodec.header(buffer)
+        let width = Int(header.width), height = Int(header.height)
+        try checkPixelCount(width: width, height: height)
+        let exif = ExifReader.exifSegment(in: buffer).map { ExifReader.read(tiff: UnsafeBufferPointer(rebasing: buffer[$0])) } ?? ExifFields()
+        let metadata = PhotoMetadata(
+            width: width, height: height, orientation: exif.orientation, takenAt: exif.takenAt,
+            cameraMake: exif.cameraMake, cameraModel: exif.cameraModel, location: exif.location)
+
+        let plan = ThumbnailPlan(width: width, height: height, sizes: thumbnailSizes)
+        let decoder = try JPEGDecoder(buffer, scaleEighths: plan.jpegScaleEighths)
+        let thumbnails = try plan.render(from: decoder, orientation: exif.orientation)
+        try decoder.finish()  // the rest of the data, to the end: refuses truncated files
+        return PhotoAnalysis(format: .jpeg, metadata: metadata, thumbnails: thumbnails)
+    }
+
+    private func analyzePNG(_ buffer: UnsafeBufferPointer<UInt8>) throws(SpotError) -> PhotoAnalysis {
+        let header = try PNGCodec.header(buffer)
+        let width = Int(header.width), height = Int(header.height)
+        try checkPixelCount(width: width, height: height)
+        let decoded = try PNGCodec.decode(buffer, withAlpha: header.has_alpha != 0, maxPixels: maxPixels)
+        if decoded.isOpaque { decoded.dropAlpha() }
+        let plan = ThumbnailPlan(width: width, height: height, sizes: thumbnailSizes)
+        let thumbnails = try plan.render(from: BufferRows(decoded), orientation: 1)
+        return PhotoAnalysis(format: .png, metadata: PhotoMetadata(width: width, height: height), thumbnails: thumbnails)
+    }
+
+    /// Refuses decompression bombs from the header alone.
+    private func checkPixelCount(width: Int, height: Int) throws(SpotError) {
+        let pixels = width * height
+        guard pixels > maxPixels else { return }
+        throw SpotError(
+            .invalidContent,
+            "The image is \(width)×\(height) pixels (\(Self.megapixels(pixels)) megapixels); at most "
+                + "\(Self.megapixels(maxPixels)) megapixels are accepted. Upload a smaller image.")
+    }
+
+    /// Pixels as megapixels with one decimal (`4225.0`).
+    static func megapixels(_ pixels: Int) -> String {
+        let tenths = (pixels + 50_000) / 100_000
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    static func unsupported(_ bytes: [UInt8]) -> SpotError {
+        guard !bytes.isEmpty else {
+            return SpotError(.unsupportedMediaType, "The file is empty; upload a JPEG or PNG image.")
+        }
+        let digits = Array("0123456789ABCDEF")
+        let start = bytes.prefix(8).map { String([digits[Int($0 >> 4)], digits[Int($0 & 15)]]) }.joined(separator: " ")
+        return SpotError(
+            .unsupportedMediaType,
+            "The file is not a JPEG or PNG image (it starts with bytes \(start)); upload a JPEG or PNG image.")
+    }
+}
