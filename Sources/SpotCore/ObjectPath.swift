@@ -53,6 +53,12 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
         return String(name[..<slash])
     }
 
+    /// `name` percent-encoded as one URL path segment (`/` too), as Firebase Storage URLs carry it.
+    public static func urlSegment(_ name: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return name.addingPercentEncoding(withAllowedCharacters: unreserved) ?? name
+    }
+
     /// The last segment.
     public var fileName: String { segments.last ?? name }
 

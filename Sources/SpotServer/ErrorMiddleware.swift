@@ -41,7 +41,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         let body = ErrorBody(error: .init(code: status.code, message: message))
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
-        let json = (try? JSONEncoder().encode(body)) ?? Data(#"{"error":{"code":500,"message":"internal error"}}"#.utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = (try? encoder.encode(body)) ?? Data(#"{"error":{"code":500,"message":"internal error"}}"#.utf8)
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: json)))
     }

@@ -22,7 +22,6 @@ struct ObjectResource: Encodable {
     let size: Int64
     let contentType: String
     let sha256: String
-    let md5Hash: String? = nil
     let owner: String
     let timeCreated: Date
     let updated: Date
@@ -32,7 +31,7 @@ struct ObjectResource: Encodable {
 
     /// - Parameter baseURL: `http://host:port`, with no trailing slash.
     init(_ object: StoredObject, baseURL: String) {
-        let objectURL = "\(baseURL)/v0/b/\(object.path.bucket)/o/\(Self.encode(object.path.name))"
+        let objectURL = "\(baseURL)/v0/b/\(object.path.bucket)/o/\(ObjectPath.urlSegment(object.path.name))"
         name = object.path.name
         bucket = object.path.bucket
         size = object.size
@@ -50,12 +49,6 @@ struct ObjectResource: Encodable {
         }
         thumbnails = object.thumbnails.isEmpty ? nil : Dictionary(
             uniqueKeysWithValues: object.thumbnails.map { (String($0.size), "\(objectURL)?alt=thumbnail&size=\($0.size)") })
-    }
-
-    /// Percent-encodes a name as one path segment (`/` too), as Firebase does.
-    static func encode(_ name: String) -> String {
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        return name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
     }
 }
 

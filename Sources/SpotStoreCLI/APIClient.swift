@@ -44,9 +44,7 @@ struct APIClient {
 
     /// The URL of an object (`name` percent-encoded as one segment, as Firebase does).
     func objectURL(bucket: String, name: String, query: String = "") -> String {
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
-        return "\(baseURL)/v0/b/\(bucket)/o/\(encoded)\(query.isEmpty ? "" : "?" + query)"
+        return "\(baseURL)/v0/b/\(bucket)/o/\(ObjectPath.urlSegment(name))\(query.isEmpty ? "" : "?" + query)"
     }
 
     /// Sends a request and returns the response after checking its status.

@@ -38,6 +38,11 @@ import SpotCore
         #expect(Array(decomposed.name.utf8) == Array("S\u{00E3}o/1.jpg".utf8))
     }
 
+    @Test func encodesNamesAsOneURLSegment() {
+        #expect(ObjectPath.urlSegment("eiffel/1 é.jpg") == "eiffel%2F1%20%C3%A9.jpg")
+        #expect(ObjectPath.urlSegment("a-b_c.~") == "a-b_c.~")
+    }
+
     @Test(arguments: ["Spots", "", "a/b", "sp ots", String(repeating: "b", count: 64)])
     func refusesBadBuckets(_ bucket: String) {
         #expect(throws: SpotError.self) { try ObjectPath(bucket: bucket, name: "x.jpg") }
