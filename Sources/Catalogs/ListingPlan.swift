@@ -132,29 +132,13 @@ struct ListingPlan: Sendable {
 
     /// The opaque token that resumes a listing after `key`: base64url of its UTF-8, unpadded.
     static func token(forKey key: String) -> String {
-        Data(key.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Base64URL.encode(key)
     }
 
     /// The key a token names.
     /// - Throws: `SpotError(.badRequest)` when it is not base64url of UTF-8.
     static func key(inToken token: String) throws(SpotError) -> String {
-        let malformed = SpotError(.badRequest, "the page token is malformed")
-        let alphabet = token.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
-            default: false
-            }
-        }
-        guard alphabet else { throw malformed }
-        let base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            + String(repeating: "=", count: (4 - token.utf8.count % 4) % 4)
-        guard let bytes = Data(base64Encoded: base64), let key = String(validating: bytes, as: UTF8.self) else {
-            throw malformed
-        }
+        guard let key = Base64URL.decode(token) else { throw SpotError(.badRequest, "the page token is malformed") }
         return key
     }
 

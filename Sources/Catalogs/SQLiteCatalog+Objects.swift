@@ -39,7 +39,9 @@ extension SQLiteCatalog {
     /// if a new name would make it hold more than `spotLimit` objects (a replacement never
     /// does). Without a limit, no spot is created or checked. Photo metadata and
     /// thumbnails are upserted per blob digest; thumbnails of other sizes already recorded
-    /// for the digest stay.
+    /// for the digest stay. In the same transaction, the derived location of the object's
+    /// spot (when it has a spot row) is brought up to date, and so is that of every spot
+    /// showing the same bytes when their photo metadata changed.
     public func commit(_ object: NewObject, spotLimit: Int?) async throws -> StoredObject {
         try await dbWriter.write { db in
             let now = Date()
@@ -54,11 +56,21 @@ extension SQLiteCatalog {
                 var record = ObjectRecord(object, at: now)
                 try record.insert(db)
             }
+            var staleSpots: Set<SpotKey> = []
+            if let spotId = object.path.topFolder { staleSpots.insert(SpotKey(bucket: object.path.bucket, id: spotId)) }
             if let photo = object.photo {
-                try PhotoRecord(digest: object.digest, photo).upsert(db)
+                let record = PhotoRecord(digest: object.digest, photo)
+                if try PhotoRecord.fetchOne(db, key: record.digest) != record {
+                    try record.upsert(db)
+                    // Every spot showing these bytes may have a new location.
+                    staleSpots.formUnion(try Self.spotsHolding(digest: object.digest, db))
+                }
             }
             for thumbnail in object.thumbnails {
                 try ThumbnailRecord(of: object.digest, thumbnail).upsert(db)
+            }
+            for spot in staleSpots {
+                try Self.refreshLocation(of: spot, db)
             }
             // Read back, so the dates are exactly what later reads will see.
             guard let stored = try Self.fetchObject(at: object.path, db) else {
@@ -71,11 +83,15 @@ extension SQLiteCatalog {
     /// Removes the object at `path` and returns it, or `nil` when absent.
     ///
     /// Its blob, photo metadata and thumbnails stay for garbage collection; its spot stays
-    /// with its owner.
+    /// with its owner and overrides, its derived location brought up to date in the same
+    /// transaction.
     public func removeObject(at path: ObjectPath) async throws -> StoredObject? {
         try await dbWriter.write { db in
             guard let stored = try Self.fetchObject(at: path, db) else { return nil }
             try ObjectRecord.deleteOne(db, key: ObjectRecord.key(path))
+            if let spotId = path.topFolder {
+                try Self.refreshLocation(of: SpotKey(bucket: path.bucket, id: spotId), db)
+            }
             return stored
         }
     }
@@ -120,11 +136,11 @@ extension SQLiteCatalog {
     ) throws -> [String: (photo: PhotoMetadata?, thumbnails: [Thumbnail])] {
         guard !digests.isEmpty else { return [:] }
         var details: [String: (photo: PhotoMetadata?, thumbnails: [Thumbnail])] = [:]
-        for photo in try PhotoRecord.fetchAll(db, keys: digests) {
+        for photo in try PhotoRecord.filter(try Column("digest").isIn(digests)).fetchAll(db) {
             details[photo.digest] = (photo.metadata, [])
         }
         let thumbnails = try ThumbnailRecord
-            .filter(digests.contains(Column("digest")))
+            .filter(try Column("digest").isIn(digests))
             .order(Column("digest"), Column("size"))
             .fetchAll(db)
         for thumbnail in thumbnails {

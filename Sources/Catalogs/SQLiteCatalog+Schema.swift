@@ -1,4 +1,5 @@
 import GRDB
+import SpotCore
 
 extension SQLiteCatalog {
     /// The schema, one migration per shipped version. A shipped migration never changes:
@@ -6,6 +7,7 @@ extension SQLiteCatalog {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createSchemaV1)
+        migrator.registerMigration("v2", migrate: addPlacesV2)
         return migrator
     }
 
@@ -67,6 +69,72 @@ extension SQLiteCatalog {
             t.column("byteCount", .integer).notNull()
             t.column("contentType", .text).notNull()
             t.primaryKey(["digest", "size"])
+        }
+    }
+
+    /// Places for photos; for spots the owner's overrides and the location derived from
+    /// their photos, indexed for search by city and by position; existing spots get their
+    /// derived location.
+    ///
+    /// Shipped: never change this, nor what it calls in this file.
+    private static func addPlacesV2(_ db: Database) throws {
+        try db.alter(table: "photos") { t in
+            addPlaceColumnsV2(t)
+        }
+        try db.alter(table: "spots") { t in
+            t.add(column: "name", .text)
+            t.add(column: "description", .text)
+            t.add(column: "cityOverride", .text)
+            t.add(column: "latitude", .double)
+            t.add(column: "longitude", .double)
+            t.add(column: "altitude", .double)
+            addPlaceColumnsV2(t)
+            // cityKey(cityOverride ?? city), NULL without a city.
+            t.add(column: "cityKey", .text)
+            t.add(column: "scattered", .boolean).notNull().defaults(to: false)
+        }
+        try db.create(index: "spots_on_bucket_cityKey_id", on: "spots", columns: ["bucket", "cityKey", "id"])
+        try db.create(index: "spots_on_bucket_latitude_longitude_id", on: "spots", columns: ["bucket", "latitude", "longitude", "id"])
+        try backfillSpotLocationsV2(db)
+    }
+
+    /// A place in flat columns: `hasPlace` tells a place with no field set (open ocean) from none.
+    private static func addPlaceColumnsV2(_ t: TableAlteration) {
+        t.add(column: "hasPlace", .boolean).notNull().defaults(to: false)
+        t.add(column: "city", .text)
+        t.add(column: "region", .text)
+        t.add(column: "country", .text)
+        t.add(column: "countryCode", .text)
+        t.add(column: "placeDistanceKm", .double)
+    }
+
+    /// Derives the location of every existing spot from its photos. No photo has a place
+    /// yet, so neither does any spot, and no spot has a city key.
+    private static func backfillSpotLocationsV2(_ db: Database) throws {
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT spots.bucket, spots.id, photos.latitude, photos.longitude, photos.altitude
+            FROM spots
+            JOIN objects ON objects.bucket = spots.bucket AND objects.spotId = spots.id
+            JOIN photos ON photos.digest = objects.digest
+            WHERE photos.latitude IS NOT NULL AND photos.longitude IS NOT NULL
+            ORDER BY spots.bucket, spots.id, objects.createdAt, objects.name
+            """)
+        var photosBySpot: [SpotKey: [(location: GeoPoint?, place: Place?)]] = [:]
+        var spots: [SpotKey] = []
+        while let row = try rows.next() {
+            let spot = SpotKey(bucket: row["bucket"], id: row["id"])
+            if photosBySpot[spot] == nil { spots.append(spot) }
+            let location = GeoPoint(latitude: row["latitude"], longitude: row["longitude"], altitude: row["altitude"])
+            photosBySpot[spot, default: []].append((location, nil))
+        }
+        for spot in spots {
+            guard let derived = SpotLocation(photos: photosBySpot[spot] ?? []) else { continue }
+            try db.execute(
+                sql: "UPDATE spots SET latitude = ?, longitude = ?, altitude = ?, scattered = ? WHERE bucket = ? AND id = ?",
+                arguments: [
+                    derived.location.latitude, derived.location.longitude, derived.location.altitude, derived.scattered,
+                    spot.bucket, spot.id,
+                ])
         }
     }
 }

@@ -54,7 +54,30 @@ func upload(
 
 let eiffelPhoto = PhotoMetadata(
     width: 4032, height: 3024, orientation: 6, takenAt: "2023-05-01T14:03:22",
-    cameraMake: "Apple", cameraModel: "iPhone 13", location: GeoPoint(latitude: 48.8584, longitude: 2.2945, altitude: 35.5))
+    cameraMake: "Apple", cameraModel: "iPhone 13", location: GeoPoint(latitude: 48.8584, longitude: 2.2945, altitude: 35.5),
+    place: Place(city: "Paris", region: "Île-de-France", country: "France", countryCode: "FR", distanceKm: 4.2))
+
+/// A geotagged photo at (`latitude`, `longitude`), in `city` when given (France, by default).
+func photo(
+    at latitude: Double, _ longitude: Double, altitude: Double? = nil, city: String? = nil,
+    country: String = "France", countryCode: String = "FR", distanceKm: Double = 1.5
+) -> PhotoMetadata {
+    PhotoMetadata(
+        width: 800, height: 600, location: GeoPoint(latitude: latitude, longitude: longitude, altitude: altitude),
+        place: city.map { Place(city: $0, region: "Somewhere", country: country, countryCode: countryCode, distanceKm: distanceKm) })
+}
+
+/// Kilometres per degree of latitude on the catalog's sphere.
+let kmPerDegree = 6371.0088 * Double.pi / 180
+
+/// The haversine distance in km, written independently of the catalog's.
+func referenceDistanceKm(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+    let (p1, p2) = (lat1 * .pi / 180, lat2 * .pi / 180)
+    let dp = p2 - p1
+    let dl = (lon2 - lon1) * .pi / 180
+    let a = pow(sin(dp / 2), 2) + cos(p1) * cos(p2) * pow(sin(dl / 2), 2)
+    return 2 * 6371.0088 * atan2(a.squareRoot(), (1 - a).squareRoot())
+}
 
 func thumbnail(_ size: Int, seed: Int) -> Thumbnail {
     Thumbnail(size: size, digest: digest(seed), width: size, height: size * 3 / 4, byteCount: size * 40, contentType: "image/jpeg")
@@ -104,15 +127,38 @@ func entries(of page: Listing) -> [String] {
 func listAll(
     _ catalog: any Catalog, _ query: ListQuery, betweenPages: (Int) async throws -> Void = { _ in }
 ) async throws -> [Listing] {
-    var pages: [Listing] = []
+    try await allPages(from: query, token: \.pageToken, next: \.nextPageToken, betweenPages: betweenPages) { query in
+        let page = try await catalog.list(query)
+        #expect(entries(of: page).count <= query.maxResults)
+        return page
+    }
+}
+
+/// Finds every page of `query`, calling `betweenPages` with the number of pages read so far.
+func findAll(
+    _ catalog: any Catalog, _ query: SpotQuery, betweenPages: (Int) async throws -> Void = { _ in }
+) async throws -> [SpotPage] {
+    try await allPages(from: query, token: \.pageToken, next: \.nextPageToken, betweenPages: betweenPages) { query in
+        let page = try await catalog.findSpots(query)
+        #expect(page.spots.count <= query.maxResults)
+        return page
+    }
+}
+
+/// Reads `fetch` page by page from `query`, passing each page's `next` token on as the
+/// query's `token`, until a page has none (or 10,000 pages, for a catalog that never ends).
+func allPages<Query, Page>(
+    from query: Query, token: WritableKeyPath<Query, String?>, next: KeyPath<Page, String?>,
+    betweenPages: (Int) async throws -> Void, fetch: (Query) async throws -> Page
+) async throws -> [Page] {
+    var pages: [Page] = []
     var query = query
     repeat {
-        let page = try await catalog.list(query)
+        let page = try await fetch(query)
         pages.append(page)
-        #expect(entries(of: page).count <= query.maxResults)
-        query.pageToken = page.nextPageToken
-        if query.pageToken != nil { try await betweenPages(pages.count) }
-    } while query.pageToken != nil && pages.count < 10_000
+        query[keyPath: token] = page[keyPath: next]
+        if query[keyPath: token] != nil { try await betweenPages(pages.count) }
+    } while query[keyPath: token] != nil && pages.count < 10_000
     return pages
 }
 

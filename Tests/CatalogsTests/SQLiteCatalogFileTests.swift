@@ -30,16 +30,22 @@ import Testing
         try await withTemporaryDirectory { folder in
             let file = folder.appendingPathComponent("catalog.sqlite").path
             let stored: StoredObject
+            let spot: SpotDetails
             do {
                 let catalog = try SQLiteCatalog(path: file)
                 _ = try await catalog.addUser("alice", tokenDigest: digest(1))
                 stored = try await catalog.commit(
                     upload("eiffel/1.jpg", photo: eiffelPhoto, thumbnails: [thumbnail(256, seed: 2)]), spotLimit: 4)
+                spot = try await catalog.updateSpot(
+                    bucket: "spots", id: "eiffel", changes: SpotChanges(name: "Tower", description: "Iron", city: "Lutetia"))
             }
             let reopened = try SQLiteCatalog(path: file)
             #expect(try await reopened.user(tokenDigest: digest(1))?.uid == "alice")
             #expect(try await reopened.object(at: stored.path) == stored)
             #expect(try await reopened.spot(bucket: "spots", id: "eiffel")?.objectCount == 1)
+            #expect(spot.location == eiffelPhoto.location)
+            #expect(try await reopened.spotDetails(bucket: "spots", id: "eiffel") == spot)
+            #expect(try await reopened.findSpots(SpotQuery(bucket: "spots", criterion: .city("lutetia"))).spots == [spot])
         }
     }
 

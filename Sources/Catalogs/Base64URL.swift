@@ -1,0 +1,28 @@
+import Foundation
+
+/// Unpadded base64url (RFC 4648 §5) of UTF-8 text, the shape of every page token.
+enum Base64URL {
+    /// `text`'s UTF-8 as unpadded base64url.
+    static func encode(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The text `encoded` spells, or `nil` when it is not unpadded base64url of UTF-8.
+    static func decode(_ encoded: String) -> String? {
+        let alphabet = encoded.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+            default: false
+            }
+        }
+        guard alphabet else { return nil }
+        let base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            + String(repeating: "=", count: (4 - encoded.utf8.count % 4) % 4)
+        guard let bytes = Data(base64Encoded: base64) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}

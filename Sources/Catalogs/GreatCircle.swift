@@ -1,0 +1,80 @@
+import Foundation
+import SpotCore
+
+/// Distances on the sphere, as the catalog measures them for spots.
+enum GreatCircle {
+    /// The mean Earth radius (IUGG), in km.
+    static let earthRadiusKm = 6371.0088
+
+    /// The haversine distance in km between two positions in degrees: exact on the sphere,
+    /// to the millimetre at short range and to a metre near antipodal points.
+    static func distanceKm(latitude lat1: Double, longitude lon1: Double, latitude lat2: Double, longitude lon2: Double) -> Double {
+        let phi1 = lat1 * .pi / 180
+        let phi2 = lat2 * .pi / 180
+        let halfDeltaPhi = (lat2 - lat1) * .pi / 360
+        let halfDeltaLambda = (lon2 - lon1) * .pi / 360
+        let sinPhi = sin(halfDeltaPhi)
+        let sinLambda = sin(halfDeltaLambda)
+        let h = sinPhi * sinPhi + cos(phi1) * cos(phi2) * sinLambda * sinLambda
+        return 2 * earthRadiusKm * asin(min(1, h.squareRoot()))
+    }
+
+    /// The haversine distance in km between `a` and `b`; altitudes are ignored.
+    static func distanceKm(_ a: GeoPoint, _ b: GeoPoint) -> Double {
+        distanceKm(latitude: a.latitude, longitude: a.longitude, latitude: b.latitude, longitude: b.longitude)
+    }
+}
+
+/// A latitude/longitude box holding every position within a radius of a centre, for an
+/// index range scan that the exact distance then filters.
+///
+/// The box may be larger than the circle, never smaller. Across the antimeridian the
+/// longitudes are two ranges; when the circle holds a pole (or is close to the whole
+/// globe) every longitude is in.
+struct BoundingBox: Equatable {
+    /// Slack added on every side, in degrees (about a centimetre), so floating-point
+    /// rounding never cuts off a position right on the circle.
+    static let slackDegrees = 1e-7
+
+    let latitudes: ClosedRange<Double>
+    /// One range, or two across the antimeridian; `nil` when every longitude is in.
+    let longitudes: [ClosedRange<Double>]?
+
+    /// The box around (`latitude`, `longitude`) in degrees (valid ranges), `radiusKm` > 0.
+    init(latitude: Double, longitude: Double, radiusKm: Double) {
+        let radiusDegrees = radiusKm / GreatCircle.earthRadiusKm * 180 / .pi
+        let south = latitude - radiusDegrees - Self.slackDegrees
+        let north = latitude + radiusDegrees + Self.slackDegrees
+        latitudes = max(-90, south)...min(90, north)
+        guard south > -90, north < 90 else {
+            // A pole is in the circle: meridians of every longitude cross it.
+            longitudes = nil
+            return
+        }
+        // The widest longitude offset of a spherical cap that holds no pole.
+        let ratio = sin(radiusKm / GreatCircle.earthRadiusKm) / cos(latitude * .pi / 180)
+        guard ratio < 1 else {
+            longitudes = nil
+            return
+        }
+        let halfWidth = asin(ratio) * 180 / .pi + Self.slackDegrees
+        guard halfWidth < 180 else {
+            longitudes = nil
+            return
+        }
+        let west = longitude - halfWidth
+        let east = longitude + halfWidth
+        if west < -180 {
+            longitudes = [(west + 360)...180, -180...east]
+        } else if east > 180 {
+            longitudes = [west...180, -180...(east - 360)]
+        } else {
+            longitudes = [west...east]
+        }
+    }
+
+    /// Whether the box holds the position (degrees).
+    func contains(latitude: Double, longitude: Double) -> Bool {
+        latitudes.contains(latitude) && (longitudes?.contains { $0.contains(longitude) } ?? true)
+    }
+}

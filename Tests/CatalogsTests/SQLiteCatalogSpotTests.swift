@@ -1,0 +1,134 @@
+@testable import Catalogs
+import Foundation
+import GRDB
+import SpotCore
+import Testing
+
+/// What only the SQLite catalog can show about spots: the v2 migration of a v1 file, and
+/// the number of queries a page of spots costs.
+@Suite struct SQLiteCatalogSpotTests {
+    @Test func migratingAVersion1FileDerivesTheLocationOfExistingSpots() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            // A catalog as version 1 wrote it: two spots, one scattered, one without GPS.
+            do {
+                let v1 = try DatabaseQueue(path: file, configuration: SQLiteCatalog.makeConfiguration())
+                try SQLiteCatalog.migrator.migrate(v1, upTo: "v1")
+                try await v1.write { db in
+                    for spot in ["eiffel", "attic"] {
+                        try db.execute(
+                            sql: "INSERT INTO spots (bucket, id, owner, createdAt) VALUES ('spots', ?, 'alice', '2024-01-01 00:00:00.000')",
+                            arguments: [spot])
+                    }
+                    let objects: [(name: String, seed: Int, createdAt: String)] = [
+                        ("eiffel/b.jpg", 1, "2024-01-01 00:00:01.000"), ("eiffel/a.jpg", 2, "2024-01-01 00:00:01.000"),
+                        ("eiffel/c.jpg", 3, "2024-01-01 00:00:03.000"), ("attic/1.jpg", 4, "2024-01-01 00:00:04.000"),
+                    ]
+                    for object in objects {
+                        try db.execute(
+                            sql: """
+                                INSERT INTO objects (bucket, name, spotId, digest, size, contentType, owner, createdAt, updatedAt)
+                                VALUES ('spots', ?, ?, ?, 1, 'image/jpeg', 'alice', ?, ?)
+                                """,
+                            arguments: [object.name, try path(object.name).topFolder, digest(object.seed).hex, object.createdAt, object.createdAt])
+                    }
+                    // a (first: as old as b, and first by name) and b are 0.1 km apart, c is 5 km
+                    // from them; the attic photo has no GPS.
+                    let photos: [(seed: Int, latitude: Double?, longitude: Double?)] = [
+                        (1, 48.8584 + 0.1 / kmPerDegree, 2.2945), (2, 48.8584, 2.2945), (3, 48.8584 + 5 / kmPerDegree, 2.2945), (4, nil, nil),
+                    ]
+                    for photo in photos {
+                        try db.execute(
+                            sql: "INSERT INTO photos (digest, width, height, orientation, latitude, longitude) VALUES (?, 10, 10, 1, ?, ?)",
+                            arguments: [digest(photo.seed).hex, photo.latitude, photo.longitude])
+                    }
+                }
+            }
+            let catalog = try SQLiteCatalog(path: file)
+            let eiffel = try #require(try await catalog.spotDetails(bucket: "spots", id: "eiffel"))
+            #expect(eiffel.location == GeoPoint(latitude: 48.8584, longitude: 2.2945))
+            #expect(eiffel.scattered)
+            #expect(eiffel.place == nil)
+            #expect(eiffel.objects.map(\.path.name) == ["eiffel/a.jpg", "eiffel/b.jpg", "eiffel/c.jpg"])
+            #expect(eiffel.objects[0].photo?.place == nil)
+            let attic = try #require(try await catalog.spotDetails(bucket: "spots", id: "attic"))
+            #expect(attic.location == nil)
+            #expect(attic.scattered == false)
+            #expect(try await catalog.findSpots(CatalogSpotSearchTests.near(48.8584, 2.2945, 1)).spots.map(\.id) == ["eiffel"])
+
+            // Removing c, the spot is no longer scattered: the v2 columns are maintained.
+            _ = try await catalog.removeObject(at: path("eiffel/c.jpg"))
+            #expect(try await catalog.spotDetails(bucket: "spots", id: "eiffel")?.scattered == false)
+        }
+    }
+
+    @Test func photosAsOldAsEachOtherGoByName() async throws {
+        let catalog = try SQLiteCatalog.inMemory()
+        func setCreatedAt(_ date: String, of name: String) async throws {
+            try await catalog.dbWriter.write { db in
+                try db.execute(sql: "UPDATE objects SET createdAt = ? WHERE name = ?", arguments: [date, name])
+            }
+        }
+        /// Re-derives the location by replacing an object without GPS.
+        func location() async throws -> GeoPoint? {
+            _ = try await catalog.commit(upload("tie/c.jpg", seed: 3), spotLimit: 4)
+            return try await catalog.spotDetails(bucket: "spots", id: "tie")?.location
+        }
+        _ = try await catalog.commit(upload("tie/b.jpg", seed: 1, photo: photo(at: 10, 10)), spotLimit: 4)
+        _ = try await catalog.commit(upload("tie/a.jpg", seed: 2, photo: photo(at: 20, 20)), spotLimit: 4)
+        try await setCreatedAt("2024-01-01 00:00:00.000", of: "tie/a.jpg")
+        try await setCreatedAt("2024-01-01 00:00:00.000", of: "tie/b.jpg")
+        #expect(try await location() == GeoPoint(latitude: 20, longitude: 20))
+        try await setCreatedAt("2023-12-31 23:59:59.999", of: "tie/b.jpg")
+        #expect(try await location() == GeoPoint(latitude: 10, longitude: 10))
+    }
+
+    @Test func aPageOfSpotsCostsTheSameFewQueriesWhateverItHolds() async throws {
+        let counter = SelectCounter()
+        var configuration = SQLiteCatalog.makeConfiguration()
+        configuration.prepareDatabase { db in
+            db.trace { event in
+                if case .statement(let statement) = event, statement.sql.uppercased().hasPrefix("SELECT") { counter.add() }
+            }
+        }
+        let catalog = try SQLiteCatalog(DatabaseQueue(configuration: configuration))
+        for spot in 0..<30 {
+            for index in 0..<3 {
+                let seed = spot * 10 + index
+                _ = try await catalog.commit(
+                    upload("s\(spot)/\(index).jpg", seed: seed, photo: photo(at: 10 + Double(spot) / 100, 20, city: "Paris"),
+                           thumbnails: [thumbnail(256, seed: 1000 + seed)]),
+                    spotLimit: 4)
+            }
+        }
+        func selects(_ query: SpotQuery) async throws -> Int {
+            counter.reset()
+            let page = try await catalog.findSpots(query)
+            #expect(page.spots.count == query.maxResults)
+            #expect(page.spots.allSatisfy { $0.objects.count == 3 && $0.objects.allSatisfy { $0.thumbnails.count == 1 } })
+            return counter.count
+        }
+        let city = { (size: Int) in SpotQuery(bucket: "spots", criterion: .city("paris"), maxResults: size) }
+        let near = { (size: Int) in CatalogSpotSearchTests.near(10, 20, 500, maxResults: size) }
+        _ = try await selects(city(1))  // warms GRDB's schema cache
+        let (cityOne, cityMany) = (try await selects(city(1)), try await selects(city(30)))
+        let (nearOne, nearMany) = (try await selects(near(1)), try await selects(near(30)))
+        #expect(cityOne == cityMany)
+        #expect(nearOne == nearMany)
+        #expect(cityMany <= 4, "\(cityMany) queries")
+        #expect(nearMany <= 5, "\(nearMany) queries")
+        counter.reset()
+        _ = try await catalog.spotDetails(bucket: "spots", id: "s1")
+        #expect(counter.count <= 4)
+    }
+}
+
+/// Counts SELECT statements from any connection.
+final class SelectCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    var count: Int { lock.withLock { value } }
+    func add() { lock.withLock { value += 1 } }
+    func reset() { lock.withLock { value = 0 } }
+}
