@@ -25,6 +25,7 @@ let package = Package(
         .target(name: "BlobStores", dependencies: ["SpotCore"]),
         .target(name: "Catalogs", dependencies: ["SpotCore", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "Access", dependencies: ["SpotCore"]),
+        .target(name: "Geocoder", dependencies: ["SpotCore"], resources: [.copy("Resources/places.bin")]),
         .target(
             name: "SpotService",
             dependencies: [
@@ -43,7 +44,7 @@ let package = Package(
         .executableTarget(
             name: "SpotStoreCLI",
             dependencies: [
-                "SpotServer", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "Catalogs",
+                "SpotServer", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "Catalogs", "Geocoder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -52,11 +53,12 @@ let package = Package(
         .testTarget(name: "SpotCoreTests", dependencies: ["SpotCore"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService"]),
-        .testTarget(name: "CatalogsTests", dependencies: ["Catalogs"]),
+        .testTarget(name: "CatalogsTests", dependencies: ["Catalogs", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AccessTests", dependencies: ["Access"]),
+        .testTarget(name: "GeocoderTests", dependencies: ["Geocoder", "SpotCore"]),
         .target(
             name: "TestSupport",
-            dependencies: ["SpotCore", "SpotService", "Access", "BlobStores", "Catalogs"],
+            dependencies: ["SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport"]),

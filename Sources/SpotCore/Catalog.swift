@@ -30,7 +30,9 @@ public protocol Catalog: Sendable {
     /// bytes can skip image work. `nil` when the blob has none.
     func photoDetails(of digest: Digest) async throws -> (photo: PhotoMetadata, thumbnails: [Thumbnail])?
 
-    /// Writes `object` (replacing an object at the same path) in one transaction.
+    /// Writes `object` (replacing an object at the same path) in one transaction, and
+    /// brings the spot's derived location (first photo with GPS, its place, whether the
+    /// photos are more than 1 km apart) up to date in the same transaction.
     ///
     /// When `object.path` is in a spot (`topFolder` is non-nil) and `spotLimit` is given:
     /// creates the spot owned by `object.owner` if absent; refuses with
@@ -40,10 +42,22 @@ public protocol Catalog: Sendable {
     func commit(_ object: NewObject, spotLimit: Int?) async throws -> StoredObject
 
     /// Removes the object at `path` and returns it, or `nil` when absent. Its blob stays
-    /// for garbage collection.
+    /// for garbage collection; the spot's derived location is brought up to date.
     func removeObject(at path: ObjectPath) async throws -> StoredObject?
 
     /// One page of objects. `pageToken` is opaque; a bad one throws `SpotError(.badRequest)`.
     /// Paging is stable: concatenated pages list every entry present throughout, once, in order.
     func list(_ query: ListQuery) async throws -> Listing
+
+    /// The spot with its overrides, derived location and objects, or `nil` when it has
+    /// no spot row (no object was ever committed to it under a spot limit).
+    func spotDetails(bucket: String, id: String) async throws -> SpotDetails?
+
+    /// Applies the owner's `changes` to an existing spot and returns it.
+    /// - Throws: `SpotError(.notFound)` when the spot does not exist.
+    func updateSpot(bucket: String, id: String, changes: SpotChanges) async throws -> SpotDetails
+
+    /// Spots matching `query`: by city in id order, or near a point by distance then id.
+    /// Spots without a location never match `near`. A bad page token throws `.badRequest`.
+    func findSpots(_ query: SpotQuery) async throws -> SpotPage
 }

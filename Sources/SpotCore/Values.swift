@@ -24,11 +24,14 @@ public struct PhotoMetadata: Sendable, Codable, Equatable {
     public var takenAt: String?
     public var cameraMake: String?
     public var cameraModel: String?
+    /// The GPS position; `nil` when absent or invalid (see `GeoPoint.isValidPosition`).
     public var location: GeoPoint?
+    /// Where `location` is, reverse-geocoded offline; `nil` without a location.
+    public var place: Place?
 
     public init(
         width: Int, height: Int, orientation: Int = 1, takenAt: String? = nil,
-        cameraMake: String? = nil, cameraModel: String? = nil, location: GeoPoint? = nil
+        cameraMake: String? = nil, cameraModel: String? = nil, location: GeoPoint? = nil, place: Place? = nil
     ) {
         self.width = width
         self.height = height
@@ -37,6 +40,7 @@ public struct PhotoMetadata: Sendable, Codable, Equatable {
         self.cameraMake = cameraMake
         self.cameraModel = cameraModel
         self.location = location
+        self.place = place
     }
 }
 

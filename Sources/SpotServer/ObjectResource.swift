@@ -14,7 +14,31 @@ struct ObjectResource: Encodable {
         let orientation: Int
         let takenAt: String?
         let camera: Camera?
-        let location: GeoPoint?
+        let location: Location?
+    }
+
+    /// A position with the place it names: `{latitude, longitude, altitude, city, region, country, countryCode, distanceKm}`.
+    struct Location: Encodable {
+        let latitude: Double
+        let longitude: Double
+        let altitude: Double?
+        let city: String?
+        let region: String?
+        let country: String?
+        let countryCode: String?
+        let distanceKm: Double?
+
+        init?(_ point: GeoPoint?, place: Place?) {
+            guard let point else { return nil }
+            latitude = point.latitude
+            longitude = point.longitude
+            altitude = point.altitude
+            city = place?.city
+            region = place?.region
+            country = place?.country
+            countryCode = place?.countryCode
+            distanceKm = place?.distanceKm.map { ($0 * 100).rounded() / 100 }
+        }
     }
 
     let name: String
@@ -31,7 +55,7 @@ struct ObjectResource: Encodable {
 
     /// - Parameter baseURL: `http://host:port`, with no trailing slash.
     init(_ object: StoredObject, baseURL: String) {
-        let objectURL = "\(baseURL)/v0/b/\(object.path.bucket)/o/\(ObjectPath.urlSegment(object.path.name))"
+        let objectURL = Self.url(of: object.path, baseURL: baseURL)
         name = object.path.name
         bucket = object.path.bucket
         size = object.size
@@ -45,9 +69,20 @@ struct ObjectResource: Encodable {
             Photo(
                 width: photo.width, height: photo.height, orientation: photo.orientation, takenAt: photo.takenAt,
                 camera: photo.cameraMake == nil && photo.cameraModel == nil ? nil : .init(make: photo.cameraMake, model: photo.cameraModel),
-                location: photo.location)
+                location: Location(photo.location, place: photo.place))
         }
-        thumbnails = object.thumbnails.isEmpty ? nil : Dictionary(
+        thumbnails = Self.thumbnailURLs(of: object, baseURL: baseURL)
+    }
+
+    /// `{base}/v0/b/{bucket}/o/{encoded name}`.
+    static func url(of path: ObjectPath, baseURL: String) -> String {
+        "\(baseURL)/v0/b/\(path.bucket)/o/\(ObjectPath.urlSegment(path.name))"
+    }
+
+    /// `{"256": url, "1024": url}`, or `nil` without thumbnails.
+    static func thumbnailURLs(of object: StoredObject, baseURL: String) -> [String: String]? {
+        let objectURL = url(of: object.path, baseURL: baseURL)
+        return object.thumbnails.isEmpty ? nil : Dictionary(
             uniqueKeysWithValues: object.thumbnails.map { (String($0.size), "\(objectURL)?alt=thumbnail&size=\($0.size)") })
     }
 }

@@ -28,6 +28,10 @@ public enum SpotServer {
         router.put("/v0/b/:bucket/o/**", use: api.put)
         router.get("/v0/b/:bucket/o/**", use: api.get)
         router.delete("/v0/b/:bucket/o/**", use: api.delete)
+        let spots = SpotRoutes(service: service)
+        router.get("/v0/b/:bucket/spots", use: spots.find)
+        router.get("/v0/b/:bucket/spots/:spot", use: spots.get)
+        router.patch("/v0/b/:bucket/spots/:spot", use: spots.update)
         return router
     }
 
@@ -41,7 +45,7 @@ public enum SpotServer {
 }
 
 /// The handlers of `/v0/b/{bucket}/o…`.
-struct ObjectRoutes: Sendable {
+struct ObjectRoutes: ServiceRoutes {
     let service: StorageService
 
     /// `POST /v0/b/{bucket}/o?name={name}`: upload the raw body.
@@ -131,23 +135,6 @@ struct ObjectRoutes: Sendable {
         return try json(ObjectResource(object, baseURL: baseURL(request)))
     }
 
-    private func authenticate(_ request: Request) async throws -> User {
-        var token: String?
-        if let header = request.headers[.authorization] {
-            guard header.lowercased().hasPrefix("bearer ") else {
-                throw SpotError(.unauthenticated, "the Authorization header must be 'Bearer <token>'")
-            }
-            token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
-        }
-        return try await service.authenticate(token: token)
-    }
-
-    private func bucket(_ context: BasicRequestContext) throws -> String {
-        let bucket = context.parameters.get("bucket") ?? ""
-        try ObjectPath.validate(bucket: bucket)
-        return bucket
-    }
-
     /// The object name is everything after `/o/`, percent-decoded as a whole, so both
     /// `a%2Fb.jpg` (Firebase style) and `a/b.jpg` name the same object.
     private func objectPath(_ request: Request, _ context: BasicRequestContext) throws -> ObjectPath {
@@ -158,18 +145,5 @@ struct ObjectRoutes: Sendable {
             throw SpotError(.badRequest, "the object name in the URL is not valid percent-encoding")
         }
         return try ObjectPath(bucket: bucket, name: name)
-    }
-
-    private func baseURL(_ request: Request) -> String {
-        "http://\(request.head.authority ?? "127.0.0.1")"
-    }
-
-    private func json(_ value: some Encodable) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 }

@@ -32,6 +32,8 @@ public struct StorageService: Sendable {
     public let catalog: any Catalog
     public let blobs: any BlobStore
     public let policy: any AccessPolicy
+    /// Names the place of each photo's GPS position; `nil` leaves photos without places.
+    public let geocoder: (any ReverseGeocoder)?
     public let configuration: ServiceConfiguration
     let writer: BlobWriter
     let analyzer: PhotoAnalyzer
@@ -39,10 +41,14 @@ public struct StorageService: Sendable {
     let imageWork: OffPoolRunner
 
     /// Creates the temporary directory if needed.
-    public init(catalog: any Catalog, blobs: any BlobStore, policy: any AccessPolicy, configuration: ServiceConfiguration) throws {
+    public init(
+        catalog: any Catalog, blobs: any BlobStore, policy: any AccessPolicy, geocoder: (any ReverseGeocoder)? = nil,
+        configuration: ServiceConfiguration
+    ) throws {
         self.catalog = catalog
         self.blobs = blobs
         self.policy = policy
+        self.geocoder = geocoder
         self.configuration = configuration
         self.writer = try BlobWriter(temporaryDirectory: configuration.temporaryDirectory)
         self.analyzer = PhotoAnalyzer(thumbnailSizes: configuration.thumbnailSizes, maxPixels: configuration.maxPixels)
@@ -176,12 +182,46 @@ public struct StorageService: Sendable {
 
     /// One page of a listing, if `user` may list `query.prefix`.
     public func list(_ query: ListQuery, for user: User) async throws -> Listing {
-        try ObjectPath.validate(bucket: query.bucket)
-        _ = try policy.authorize(AccessRequest(uid: user.uid, operation: .list, bucket: query.bucket, name: query.prefix))
+        try authorizeListing(bucket: query.bucket, prefix: query.prefix, for: user)
         return try await catalog.list(query)
     }
 
+    // MARK: Spots
+
+    /// The spot `id` in `bucket`, if `user` may list it.
+    public func spot(bucket: String, id: String, for user: User) async throws -> SpotDetails {
+        guard !id.contains("/"), (try? ObjectPath(bucket: bucket, name: id)) != nil else {
+            throw SpotError(.badRequest, "'\(id)' is not a spot id: a spot is one folder name directly under the bucket")
+        }
+        try authorizeListing(bucket: bucket, prefix: "\(id)/", for: user)
+        guard let spot = try await catalog.spotDetails(bucket: bucket, id: id) else {
+            throw SpotError(.notFound, "there is no spot \(bucket)/\(id)")
+        }
+        return spot
+    }
+
+    /// Applies the owner's name, description or city override to a spot.
+    /// - Throws: `.forbidden` for anyone but the spot's owner; `.notFound` for a missing spot.
+    public func updateSpot(bucket: String, id: String, changes: SpotChanges, by user: User) async throws -> SpotDetails {
+        let spot = try await self.spot(bucket: bucket, id: id, for: user)
+        guard spot.owner == user.uid else {
+            throw SpotError(.forbidden, "spot '\(id)' belongs to \(spot.owner); only its owner may change it")
+        }
+        return try await catalog.updateSpot(bucket: bucket, id: id, changes: changes)
+    }
+
+    /// Spots by city or near a point, if `user` may list the bucket.
+    public func findSpots(_ query: SpotQuery, for user: User) async throws -> SpotPage {
+        try authorizeListing(bucket: query.bucket, prefix: "", for: user)
+        return try await catalog.findSpots(query)
+    }
+
     // MARK: Internals
+
+    private func authorizeListing(bucket: String, prefix: String, for user: User) throws {
+        try ObjectPath.validate(bucket: bucket)
+        _ = try policy.authorize(AccessRequest(uid: user.uid, operation: .list, bucket: bucket, name: prefix))
+    }
 
     private func spotState(of path: ObjectPath) async throws -> SpotState? {
         guard let spotID = path.topFolder else { return nil }
@@ -219,6 +259,12 @@ public struct StorageService: Sendable {
         let analysis = try await imageWork.run {
             try analyzer.analyze([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         }
+        var metadata = analysis.metadata
+        if let location = metadata.location, location.isValidPosition {
+            metadata.place = geocoder?.place(latitude: location.latitude, longitude: location.longitude)
+        } else {
+            metadata.location = nil  // NaN, out of range or the (0, 0) of a camera without a fix
+        }
         var thumbnails: [Thumbnail] = []
         for encoded in analysis.thumbnails {
             let digest = BlobWriter.digest(of: encoded.bytes)
@@ -227,7 +273,7 @@ public struct StorageService: Sendable {
                 size: encoded.size, digest: digest, width: encoded.width, height: encoded.height,
                 byteCount: encoded.bytes.count, contentType: encoded.contentType))
         }
-        return (analysis.metadata, thumbnails)
+        return (metadata, thumbnails)
     }
 }
 

@@ -2,6 +2,7 @@ import Access
 import BlobStores
 import Catalogs
 import Foundation
+import Geocoder
 import SpotService
 
 /// The embedded default store on disk: `catalog.sqlite`, `blobs/`, `tmp/` under one root.
@@ -13,13 +14,15 @@ struct StoreLayout {
     var blobsPath: String { "\(root)/blobs" }
     var temporaryPath: String { "\(root)/tmp" }
 
-    /// Opens (creating when new) the catalog, blob store and service on this layout.
-    func openService() throws -> StorageService {
+    /// Opens (creating when new) the catalog, blob store and service on this layout;
+    /// with `geocoding`, uploads are geocoded with the bundled offline geocoder.
+    func openService(geocoding: Bool = false) throws -> StorageService {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         return try StorageService(
             catalog: try SQLiteCatalog(path: catalogPath),
             blobs: try FileSystemBlobStore(root: blobsPath),
             policy: DefaultPolicy(),
+            geocoder: geocoding ? try OfflineGeocoder.bundled() : nil,
             configuration: ServiceConfiguration(temporaryDirectory: temporaryPath))
     }
 }

@@ -2,6 +2,7 @@ import Access
 import BlobStores
 import Catalogs
 import Foundation
+import Geocoder
 import SpotCore
 import SpotService
 
@@ -15,7 +16,11 @@ public func fixture(_ name: String) throws -> [UInt8] {
     [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(fixturesDirectory)/\(name)")))
 }
 
-/// A real store in a fresh temp directory: SQLite file catalog, file-system blobs, the default policy.
+/// The bundled offline geocoder, loaded once for all tests.
+public let bundledGeocoder: OfflineGeocoder = try! OfflineGeocoder.bundled()
+
+/// A real store in a fresh temp directory: SQLite file catalog, file-system blobs, the
+/// default policy and the bundled geocoder.
 public struct TestStore: Sendable {
     public let root: String
     public let service: StorageService
@@ -27,6 +32,7 @@ public struct TestStore: Sendable {
             catalog: try SQLiteCatalog(path: "\(root)/catalog.sqlite"),
             blobs: try FileSystemBlobStore(root: "\(root)/blobs"),
             policy: DefaultPolicy(),
+            geocoder: bundledGeocoder,
             configuration: ServiceConfiguration(temporaryDirectory: "\(root)/tmp"))
     }
 

@@ -1,0 +1,45 @@
+import Foundation
+import Hummingbird
+import SpotCore
+import SpotService
+
+/// What every group of handlers shares: the service, authentication, parameters, JSON.
+protocol ServiceRoutes: Sendable {
+    var service: StorageService { get }
+}
+
+extension ServiceRoutes {
+    /// The user of the bearer token; `.unauthenticated` without one.
+    func authenticate(_ request: Request) async throws -> User {
+        var token: String?
+        if let header = request.headers[.authorization] {
+            guard header.lowercased().hasPrefix("bearer ") else {
+                throw SpotError(.unauthenticated, "the Authorization header must be 'Bearer <token>'")
+            }
+            token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        }
+        return try await service.authenticate(token: token)
+    }
+
+    /// The `:bucket` parameter, validated.
+    func bucket(_ context: BasicRequestContext) throws -> String {
+        let bucket = context.parameters.get("bucket") ?? ""
+        try ObjectPath.validate(bucket: bucket)
+        return bucket
+    }
+
+    /// `http://host:port` as the client addressed the server, for absolute URLs.
+    func baseURL(_ request: Request) -> String {
+        "http://\(request.head.authority ?? "127.0.0.1")"
+    }
+
+    /// A 200 JSON response with sorted keys and ISO 8601 dates.
+    func json(_ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}

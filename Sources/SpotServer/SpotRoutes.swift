@@ -1,0 +1,71 @@
+import Foundation
+import Hummingbird
+import SpotCore
+import SpotService
+
+/// The handlers of `/v0/b/{bucket}/spots…`.
+struct SpotRoutes: ServiceRoutes {
+    let service: StorageService
+
+    /// `GET /v0/b/{bucket}/spots?city=NAME` or `?near=LAT,LON&radiusKm=R`, with `pageToken` and `maxResults`.
+    @Sendable func find(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        let parameters = request.uri.queryParameters
+        let criterion: SpotQuery.Criterion
+        switch (parameters.get("city"), parameters.get("near")) {
+        case let (city?, nil):
+            criterion = .city(city)
+        case let (nil, near?):
+            let parts = near.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 2, let latitude = parts[0], let longitude = parts[1] else {
+                throw SpotError(.badRequest, "near must be LAT,LON in decimal degrees, like near=48.8584,2.2945")
+            }
+            let radius = try parameters.get("radiusKm").map { text throws(SpotError) in
+                guard let value = Double(text) else { throw SpotError(.badRequest, "radiusKm must be a number of kilometres") }
+                return value
+            } ?? 10
+            criterion = .near(latitude: latitude, longitude: longitude, radiusKm: radius)
+        default:
+            throw SpotError(.badRequest, "search spots with exactly one of ?city=NAME or ?near=LAT,LON&radiusKm=R")
+        }
+        var query = SpotQuery(bucket: try bucket(context), criterion: criterion, pageToken: parameters.get("pageToken"))
+        if let text = parameters.get("maxResults") {
+            guard let value = Int(text) else { throw SpotError(.badRequest, "maxResults must be a number from 1 to \(ListQuery.maxPageSize)") }
+            query.maxResults = value
+        }
+        let page = try await service.findSpots(query, for: user)
+        let base = baseURL(request)
+        return try json(SpotPageResource(spots: page.spots.map { SpotResource($0, baseURL: base) }, nextPageToken: page.nextPageToken))
+    }
+
+    /// `GET /v0/b/{bucket}/spots/{spotId}`.
+    @Sendable func get(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        let spot = try await service.spot(bucket: try bucket(context), id: try spotID(context), for: user)
+        return try json(SpotResource(spot, baseURL: baseURL(request)))
+    }
+
+    /// `PATCH /v0/b/{bucket}/spots/{spotId}` with `{"name", "description", "city"}` (each optional; `""` clears).
+    @Sendable func update(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        var request = request
+        let body = try await request.collectBody(upTo: 64 * 1024)
+        let changes: SpotChangesBody
+        do {
+            changes = try JSONDecoder().decode(SpotChangesBody.self, from: Data(buffer: body))
+        } catch {
+            throw SpotError(.badRequest, "the body must be JSON like {\"name\": \"…\", \"description\": \"…\", \"city\": \"…\"}")
+        }
+        let spot = try await service.updateSpot(
+            bucket: try bucket(context), id: try spotID(context),
+            changes: SpotChanges(name: changes.name, description: changes.description, city: changes.city), by: user)
+        return try json(SpotResource(spot, baseURL: baseURL(request)))
+    }
+
+    private func spotID(_ context: BasicRequestContext) throws -> String {
+        guard let id = context.parameters.get("spot")?.removingPercentEncoding else {
+            throw SpotError(.badRequest, "the spot id in the URL is not valid percent-encoding")
+        }
+        return id
+    }
+}
