@@ -3,11 +3,8 @@
 /// is nearest" by scanning one cell: exact, because every disk that touches the cell is
 /// listed and each is tested with the exact chord. Immutable after `init`.
 struct ClaimGrid: Sendable {
-    /// A claiming place, with what the scan needs at hand.
+    /// A claiming place, with what the scan needs at hand but its vector.
     struct Entry: Sendable {
-        var x: Double
-        var y: Double
-        var z: Double
         /// The squared chord of the place's claim radius.
         var claimSquared: Double
         var place: Int32
@@ -20,6 +17,8 @@ struct ClaimGrid: Sendable {
     /// The `r`th member of `cells` holds `entries[starts[r]..<starts[r + 1]]`.
     private let starts: [UInt32]
     private let entries: [Entry]
+    /// The places' unit vectors, shared with the tree (x, y, z of place `i` at `3i`…).
+    private let coordinates: [Double]
 
     /// How many (place, cell) pairs the grid holds.
     var entryCount: Int { entries.count }
@@ -59,13 +58,11 @@ struct ClaimGrid: Sendable {
         starts.append(total)
         counts = []
         var next = starts
-        let empty = Entry(x: 0, y: 0, z: 0, claimSquared: 0, place: 0, band: 0)
+        let empty = Entry(claimSquared: 0, place: 0, band: 0)
         var entries = [Entry](repeating: empty, count: Int(total))
         for (band, places) in byBand.enumerated() {
             for place in places {
-                let v = tree.vector(of: Int(place))
                 let entry = Entry(
-                    x: v.x, y: v.y, z: v.z,
                     claimSquared: squaredChord(kilometres: PostcardRule.claimRadiusKm(population: Int(data.population[Int(place)]))),
                     place: place, band: Int32(band))
                 eachCell(of: place) { cell in
@@ -78,6 +75,7 @@ struct ClaimGrid: Sendable {
         self.cells = cells
         self.starts = starts
         self.entries = entries
+        coordinates = tree.coordinates
     }
 
     /// Of the places whose claim disk holds the position, the nearest of the most
@@ -88,6 +86,7 @@ struct ClaimGrid: Sendable {
         let r = cells.rank(of: cell)
         return entries.withUnsafeBufferPointer { entries in
             starts.withUnsafeBufferPointer { starts in
+                coordinates.withUnsafeBufferPointer { coordinates in
                 var best = -1
                 var bestSquared = Double.infinity
                 var bestBand = Int32.max
@@ -96,10 +95,7 @@ struct ClaimGrid: Sendable {
                 while i < end {
                     let e = entries[i]
                     if e.band > bestBand { break }
-                    let dx = e.x - query.x
-                    let dy = e.y - query.y
-                    let dz = e.z - query.z
-                    let d = dx * dx + dy * dy + dz * dz
+                    let d = query.squaredChord(to: coordinates.baseAddress! + 3 &* Int(e.place))
                     if d <= e.claimSquared, d < bestSquared || e.band < bestBand {
                         best = Int(e.place)
                         bestSquared = d
@@ -108,6 +104,7 @@ struct ClaimGrid: Sendable {
                     i &+= 1
                 }
                 return best < 0 ? nil : (best, bestSquared, Int(bestBand))
+                }
             }
         }
     }

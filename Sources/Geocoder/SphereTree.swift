@@ -10,12 +10,6 @@ struct UnitVector: Sendable {
     var y: Double
     var z: Double
 
-    init(x: Double, y: Double, z: Double) {
-        self.x = x
-        self.y = y
-        self.z = z
-    }
-
     /// The vector of a position in radians. The place data is built with the same
     /// arithmetic (geodata/build-places.py `unit_vector`), so both agree bit for bit
     /// where the C library's `sin` and `cos` do.
@@ -74,7 +68,7 @@ func squaredChord(kilometres km: Double) -> Double {
 /// CPU cache; below them a subtree is one short contiguous slice. Immutable after `init`.
 struct SphereTree: Sendable {
     /// x, y, z of place `i` at `3i`, `3i + 1`, `3i + 2`.
-    private let coordinates: [Double]
+    let coordinates: [Double]
     /// The split axis of each place as a node (0 x, 1 y, 2 z).
     private let axes: [UInt8]
     /// Breadth-first copy of the top `topDepth` levels: x, y, z and the split value.
@@ -91,11 +85,6 @@ struct SphereTree: Sendable {
     private static let pruningSlack = 1e-12
 
     var count: Int { axes.count }
-
-    /// The unit vector of place `place`.
-    func vector(of place: Int) -> UnitVector {
-        UnitVector(x: coordinates[3 * place], y: coordinates[3 * place + 1], z: coordinates[3 * place + 2])
-    }
 
     /// The tree over the places of `data`, in the file's order with its split axes.
     init(data: PlaceData) {

@@ -114,7 +114,7 @@ extension SpotStoreCommand {
         private func ruleText(_ match: PlaceMatch) -> String {
             switch match.reason {
             case .claimed(let band, let radius):
-                return String(format: "claimed: nearest claiming place of the %@+ band, inside its %.1f km radius", band.formatted(), radius)
+                return String(format: "claimed: nearest claiming place of the %@+ band, inside its %.1f km radius", grouped(band), radius)
             case .nearest: return "nearest place: no claim radius covers this point"
             case .countryOnly: return "no place within the city radius; country of the nearest place"
             case .remote: return "no place within the country radius"
@@ -122,30 +122,36 @@ extension SpotStoreCommand {
         }
 
         private func runBenchmark(file: String) throws {
-            // Read and parse the points first; the file's text is freed before loading.
+            // Read and parse the points first, a megabyte at a time (the text is never all in memory).
+            guard let handle = FileHandle(forReadingAtPath: file) else { throw ValidationError("cannot read \(file)") }
+            defer { try? handle.close() }
             var latitudes: [Double] = []
             var longitudes: [Double] = []
-            do {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    throw ValidationError("cannot read \(file)")
+            let estimate = Int((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0) / 16
+            latitudes.reserveCapacity(estimate)  // untouched capacity is not resident
+            longitudes.reserveCapacity(estimate)
+            var number = 0
+            var pending: [UInt8] = []
+            func parse(_ line: some Collection<UInt8>) throws {
+                number += 1
+                let text = String(decoding: line, as: UTF8.self)
+                if text.allSatisfy(\.isWhitespace) { return }
+                guard let (latitude, longitude) = try? coordinates(of: text) else {
+                    throw ValidationError("\(file):\(number): expected `lat,lon`, got '\(text)'")
                 }
-                try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
-                    var number = 0
-                    var start = 0
-                    while start < bytes.count {
-                        let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-                        number += 1
-                        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-                        start = end + 1
-                        if text.allSatisfy(\.isWhitespace) { continue }
-                        guard let (latitude, longitude) = try? coordinates(of: text) else {
-                            throw ValidationError("\(file):\(number): expected `lat,lon`, got '\(text)'")
-                        }
-                        latitudes.append(latitude)
-                        longitudes.append(longitude)
-                    }
-                }
+                latitudes.append(latitude)
+                longitudes.append(longitude)
             }
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+                pending.append(contentsOf: chunk)
+                var start = 0
+                while let end = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                    try parse(pending[start..<end])
+                    start = end + 1
+                }
+                pending.removeFirst(start)
+            }
+            if !pending.isEmpty { try parse(pending) }
             let loadStart = DispatchTime.now().uptimeNanoseconds
             let geocoder = try OfflineGeocoder.bundled()
             let loadNanoseconds = DispatchTime.now().uptimeNanoseconds - loadStart
@@ -163,7 +169,7 @@ extension SpotStoreCommand {
             let perSecond = Double(latitudes.count) / seconds
             let rssMB = Double(peakResidentKilobytes() ?? 0) / 1024
             print(String(format: "load %.1f ms (%d places)", loadMs, geocoder.placeCount))
-            print("\(latitudes.count.formatted()) lookups in \(String(format: "%.3f", seconds)) s on one thread: \(Int(perSecond).formatted()) lookups/s")
+            print("\(grouped(latitudes.count)) lookups in \(String(format: "%.3f", seconds)) s on one thread: \(grouped(Int(perSecond))) lookups/s")
             print(String(format: "with a city: %d (mean distance %.1f km)", withCity, withCity > 0 ? kilometres / Double(withCity) : 0))
             print(String(format: "peak RSS %.1f MB (VmHWM)", rssMB))
             print(String(format: #"{"load_ms": %.3f, "lookups": %d, "lookups_per_s": %.0f, "rss_mb": %.1f, "with_city": %d}"#, loadMs, latitudes.count, perSecond, rssMB, withCity))
@@ -177,6 +183,15 @@ extension SpotStoreCommand {
             return Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
         }
     }
+}
+
+/// 1234567 as "1,234,567" (without Foundation's formatters, which load ICU data: megabytes of RSS).
+private func grouped(_ number: Int) -> String {
+    let digits = String(number.magnitude)
+    let groups = stride(from: digits.count, to: 0, by: -3).reversed().map { end in
+        String(digits[digits.index(digits.startIndex, offsetBy: max(0, end - 3))..<digits.index(digits.startIndex, offsetBy: end)])
+    }
+    return (number < 0 ? "-" : "") + groups.joined(separator: ",")
 }
 
 /// `lat,lon` (spaces allowed) as two finite numbers.
