@@ -51,11 +51,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SpotCoreTests", dependencies: ["SpotCore"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService"]),
-        .testTarget(name: "CatalogsTests", dependencies: ["Catalogs", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "CatalogsTests", dependencies: ["Catalogs", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AccessTests", dependencies: ["Access"]),
-        .testTarget(name: "GeocoderTests", dependencies: ["Geocoder", "SpotCore"]),
+        .testTarget(name: "GeocoderTests", dependencies: ["Geocoder", "SpotCore", "TestSupport"]),
         .target(
             name: "TestSupport",
             dependencies: ["SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder"],

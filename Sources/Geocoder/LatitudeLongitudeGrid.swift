@@ -1,4 +1,5 @@
 import Foundation
+import SpotCore
 
 /// Quarter-degree cells in latitude and longitude: row 0 starts at the South Pole,
 /// column 0 at 180° W; the last column ends at 180° E, which is column 0 again.
@@ -39,7 +40,7 @@ struct LatitudeLongitudeGrid: Sendable {
     /// Calls `body` with every cell that the spherical cap of `radiusKm` around the
     /// position may touch (a few more near its edges; never fewer).
     static func forEachCell(nearLatitude latitude: Double, longitude: Double, radiusKm: Double, _ body: (Int) -> Void) {
-        let radiusDegrees = (radiusKm + 0.001) / earthRadiusKm * 180 / Double.pi
+        let radiusDegrees = (radiusKm + 0.001) / GreatCircle.earthRadiusKm * 180 / Double.pi
         let firstRow = max(0, Int(((latitude - radiusDegrees + 90) / cellDegrees).rounded(.down)))
         let lastRow = min(rows - 1, Int(((latitude + radiusDegrees + 90) / cellDegrees).rounded(.down)))
         var firstColumn = 0

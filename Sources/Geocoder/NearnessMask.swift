@@ -1,3 +1,4 @@
+import SpotCore
 /// The quarter-degree cells that may lie within `radiusKm` of a place (a superset): a
 /// lookup in any other cell has no place that near, and skips the search.
 ///
@@ -15,7 +16,7 @@ struct NearnessMask: Sendable {
         for place in 0..<data.count {
             occupied[Grid.cell(latitude: Double(data.latitudeE5[place]) / 100000.0, longitude: Double(data.longitudeE5[place]) / 100000.0)] = 1
         }
-        let radiusDegrees = (radiusKm + 0.001) / earthRadiusKm * 180 / Double.pi
+        let radiusDegrees = (radiusKm + 0.001) / GreatCircle.earthRadiusKm * 180 / Double.pi
         let rowReach = Int((radiusDegrees / Grid.cellDegrees).rounded(.up)) + 1
         // How far in columns a cap around a place in `row` reaches; `nil`: the whole row.
         let columnReach: [Int?] = (0..<rows).map { row in

@@ -1,4 +1,5 @@
 import Foundation
+import SpotCore
 
 /// A point on the unit sphere: x = cos(lat)cos(lon), y = cos(lat)sin(lon), z = sin(lat).
 ///
@@ -42,20 +43,17 @@ struct UnitVector: Sendable {
     }
 }
 
-/// Mean Earth radius (IUGG), km.
-let earthRadiusKm = 6371.0088
-
 /// Great-circle distance in km for a squared chord between unit vectors. This is the
 /// haversine formula: its haversine term sin²(Δφ/2) + cos φ₁ cos φ₂ sin²(Δλ/2) equals chord²/4.
 @inline(__always)
 func kilometres(squaredChord: Double) -> Double {
-    2 * earthRadiusKm * asin(min(1, squaredChord.squareRoot() / 2))
+    2 * GreatCircle.earthRadiusKm * asin(min(1, squaredChord.squareRoot() / 2))
 }
 
 /// The squared chord of a great-circle distance in km (distances past half the
 /// circumference give the diameter's square, 4).
 func squaredChord(kilometres km: Double) -> Double {
-    let chord = 2 * sin(min(km / (2 * earthRadiusKm), Double.pi / 2))
+    let chord = 2 * sin(min(km / (2 * GreatCircle.earthRadiusKm), Double.pi / 2))
     return chord * chord
 }
 

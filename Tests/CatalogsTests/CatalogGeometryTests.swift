@@ -1,4 +1,5 @@
 @testable import Catalogs
+import TestSupport
 import Foundation
 import SpotCore
 import Testing

@@ -119,22 +119,3 @@ struct BruteForce {
         }
     }
 }
-
-/// SplitMix64: a seeded generator, the same sequence on every platform.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A point uniform on the sphere: sin(latitude) and longitude uniform.
-    mutating func pointOnSphere() -> (latitude: Double, longitude: Double) {
-        let z = Double.random(in: -1...1, using: &self)
-        return (asin(z) * 180 / Double.pi, Double.random(in: -180..<180, using: &self))
-    }
-}

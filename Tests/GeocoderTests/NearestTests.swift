@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import Geocoder
 import Testing
@@ -32,7 +33,7 @@ import Testing
             let defaultCount = 100_000
         #endif
         let count = ProcessInfo.processInfo.environment["GEOCODER_RANDOM_POINTS"].flatMap(Int.init) ?? defaultCount
-        var random = SeededGenerator(state: 20_241_121)
+        var random = SeededGenerator(seed: 20_241_121)
         var same = 0
         for _ in 0..<count {
             let (latitude, longitude) = random.pointOnSphere()

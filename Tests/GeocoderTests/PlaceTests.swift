@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import SpotCore
 import Testing
@@ -76,7 +77,7 @@ import Testing
     /// points up to 40 km from seeded places, or within 1.5 claim radii of towns of
     /// 20,000 or more.
     @Test func answersFollowTheRuleByBruteForce() throws {
-        var random = SeededGenerator(state: 7)
+        var random = SeededGenerator(seed: 7)
         var checked = 0
         var byStep: [String: Int] = [:]
         let towns = (0..<Self.geocoder.placeCount).filter { Self.geocoder.record(at: $0).population >= 20_000 }

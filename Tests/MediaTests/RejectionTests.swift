@@ -1,3 +1,4 @@
+import TestSupport
 import SpotCore
 import Testing
 
@@ -81,7 +82,7 @@ import Testing
     @Test(arguments: ["gps.jpg", "camera/has-lens-info.jpg", "alpha.png"])
     func damagedFilesNeverCrash(_ path: String) throws {
         let original = try Fixtures.bytes(path)
-        var generator = SplitMix(seed: 0x5EED)
+        var generator = SeededGenerator(seed: 0x5EED)
         var failures = 0
         for step in 0..<48 {
             var bytes = original
@@ -101,18 +102,5 @@ import Testing
             }
         }
         #expect(failures > 0)  // the damage was real
-    }
-}
-
-/// A small deterministic generator (SplitMix64).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

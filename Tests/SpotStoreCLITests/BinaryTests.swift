@@ -117,6 +117,29 @@ import TestSupport
         #expect(try Self.run(["ls", "spots"], environment: environment).status != 0, "a revoked token stops working at once")
     }
 
+    @Test func geocodeNamesPlacesFromArgumentsAndStdin() throws {
+        let one = try Self.run(["geocode", "48.8584", "2.2945"])
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(one.stdout.hasPrefix("Paris, Île-de-France, France (FR)"))
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent("points-\(UUID().uuidString).txt")
+        try Data("-33.8568,151.2153\nnot a point\n0,0\n".utf8).write(to: input)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["geocode"]
+        process.standardInput = try FileHandle(forReadingFrom: input)
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0, "a bad line makes the exit status non-zero")
+        #expect(lines.first?.hasPrefix("Sydney,") == true)
+        #expect(lines.count == 4, "one line per input line: \(lines)")
+        #expect(errors.contains("not a point"))
+    }
+
     @Test func thumbnailCommandWritesFiles() throws {
         let out = NSTemporaryDirectory() + "thumbs-\(UUID().uuidString)"
         let result = try Self.run(["thumbnail", "--size", "256", "--size", "1024", "--jobs", "2", "--out", out,

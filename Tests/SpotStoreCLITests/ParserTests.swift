@@ -25,6 +25,13 @@ import Testing
         #expect(command.thumb == 256)
     }
 
+    @Test func spotsNeedsExactlyOneCriterion() throws {
+        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["spots", "--token", "t"]) }
+        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["spots", "--city", "Paris", "--near", "1,2"]) }
+        let near = try #require(try SpotStoreCommand.parseAsRoot(["spots", "--near", "48.8,2.3", "--radius", "3"]) as? SpotStoreCommand.Spots)
+        #expect(near.radius == 3)
+    }
+
     @Test func badPortsAreRefused() {
         #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["serve", "--port", "70000"]) }
         #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["serve", "--log-level", "loud"]) }
@@ -37,7 +44,7 @@ import Testing
     }
 
     @Test func everyCommandHasHelp() {
-        for command in ["serve", "users", "upload", "get", "ls", "rm", "thumbnail"] {
+        for command in ["serve", "users", "upload", "get", "ls", "rm", "spots", "geocode", "thumbnail"] {
             let help = SpotStoreCommand.helpMessage(for: SpotStoreCommand.subcommand(named: command))
             #expect(help.contains("USAGE"), "\(command)")
             #expect(!help.contains("Missing help"), "\(command)")
