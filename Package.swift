@@ -55,7 +55,12 @@ let package = Package(
         .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService"]),
         .testTarget(name: "CatalogsTests", dependencies: ["Catalogs", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AccessTests", dependencies: ["Access"]),
-        .testTarget(name: "GeocoderTests", dependencies: ["Geocoder", "SpotCore", "TestSupport"]),
+        .testTarget(
+            name: "GeocoderTests",
+            dependencies: ["Geocoder", "SpotCore", "TestSupport"],
+            // Optimised even in debug builds, so the brute-force oracle checks 100,000 points in seconds.
+            swiftSettings: [.unsafeFlags(["-O"])]
+        ),
         .target(
             name: "TestSupport",
             dependencies: ["SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder"],
