@@ -27,6 +27,7 @@ public enum SpotServer {
         router.get("/v0/b/:bucket/o", use: api.list)
         router.put("/v0/b/:bucket/o/**", use: api.put)
         router.get("/v0/b/:bucket/o/**", use: api.get)
+        router.head("/v0/b/:bucket/o/**", use: api.get)
         router.delete("/v0/b/:bucket/o/**", use: api.delete)
         let spots = SpotRoutes(service: service)
         router.get("/v0/b/:bucket/spots", use: spots.find)
@@ -61,7 +62,8 @@ struct ObjectRoutes: ServiceRoutes {
         try await upload(request, to: try objectPath(request, context))
     }
 
-    /// `GET /v0/b/{bucket}/o/{name}`: metadata; `?alt=media` the bytes; `?alt=thumbnail&size=N` a thumbnail.
+    /// `GET` (or `HEAD`) `/v0/b/{bucket}/o/{name}`: metadata; `?alt=media` the bytes;
+    /// `?alt=thumbnail&size=N` a thumbnail.
     @Sendable func get(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let user = try await authenticate(request)
         let path = try objectPath(request, context)
@@ -69,18 +71,7 @@ struct ObjectRoutes: ServiceRoutes {
         case nil, "json":
             return try json(ObjectResource(try await service.object(at: path, for: user), baseURL: baseURL(request)))
         case "media":
-            let object = try await service.object(at: path, for: user)
-            var headers = HTTPFields()
-            headers[.contentType] = object.contentType
-            headers[.contentLength] = String(object.size)
-            headers[.eTag] = "\"\(object.digest.hex)\""
-            let chunks = service.contents(of: object.digest, range: 0..<object.size)
-            return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: Int(object.size)) { writer in
-                for try await chunk in chunks {
-                    try await writer.write(ByteBuffer(bytes: chunk))
-                }
-                try await writer.finish(nil)
-            })
+            return try await media(of: try await service.object(at: path, for: user), request: request)
         case "thumbnail":
             guard let size = request.uri.queryParameters.get("size", as: Int.self) else {
                 throw SpotError(.badRequest, "give the thumbnail size: ?alt=thumbnail&size=256 (or 1024)")
@@ -93,7 +84,11 @@ struct ObjectRoutes: ServiceRoutes {
             headers[.contentType] = thumbnail.contentType
             headers[.eTag] = "\"\(thumbnail.digest.hex)\""
             headers[.cacheControl] = "private, max-age=31536000, immutable"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            if Self.matches(request.headers[.ifNoneMatch], etag: thumbnail.digest) {
+                return Response(status: .notModified, headers: headers)
+            }
+            headers[.contentLength] = String(bytes.count)
+            return Response(status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: ByteBuffer(bytes: bytes)))
         case let other?:
             throw SpotError(.badRequest, "unknown alt=\(other); use alt=media, alt=thumbnail or no alt for metadata")
         }
@@ -125,6 +120,48 @@ struct ObjectRoutes: ServiceRoutes {
     }
 
     // MARK: Helpers
+
+    /// The bytes of `object`, honouring `If-None-Match` (304), one `Range` (206, or 416 when
+    /// unsatisfiable) and `HEAD` (headers only).
+    private func media(of object: StoredObject, request: Request) async throws -> Response {
+        var headers = HTTPFields()
+        headers[.eTag] = "\"\(object.digest.hex)\""
+        headers[.acceptRanges] = "bytes"
+        if Self.matches(request.headers[.ifNoneMatch], etag: object.digest) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = object.contentType
+        let status: HTTPResponse.Status
+        let range: Range<Int64>
+        switch ByteRange(header: request.headers[.range], size: object.size) {
+        case .whole:
+            (status, range) = (.ok, 0..<object.size)
+        case .part(let part):
+            (status, range) = (.partialContent, part)
+            headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(object.size)"
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(object.size)"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        }
+        headers[.contentLength] = String(range.count)
+        guard request.method != .head else { return Response(status: status, headers: headers) }
+        let chunks = service.contents(of: object.digest, range: range)
+        return Response(status: status, headers: headers, body: ResponseBody(contentLength: range.count) { writer in
+            for try await chunk in chunks {
+                try await writer.write(ByteBuffer(bytes: chunk))
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    /// Whether an `If-None-Match` header names this content's ETag (or is `*`).
+    static func matches(_ ifNoneMatch: String?, etag digest: Digest) -> Bool {
+        guard let ifNoneMatch else { return false }
+        return ifNoneMatch.split(separator: ",").contains { tag in
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            return trimmed == "*" || trimmed == "\"\(digest.hex)\"" || trimmed == "W/\"\(digest.hex)\""
+        }
+    }
 
     private func upload(_ request: Request, to path: ObjectPath) async throws -> Response {
         let user = try await authenticate(request)

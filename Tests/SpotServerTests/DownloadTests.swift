@@ -1,0 +1,85 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import TestSupport
+@testable import SpotServer
+
+@Suite struct ByteRangeTests {
+    @Test(arguments: [
+        ("bytes=0-99", ByteRange.part(0..<100)), ("bytes=100-", .part(100..<1000)), ("bytes=-500", .part(500..<1000)),
+        ("bytes=-5000", .part(0..<1000)), ("bytes=990-5000", .part(990..<1000)), ("bytes=999-999", .part(999..<1000)),
+        ("bytes=1000-", .unsatisfiable), ("bytes=1000-1001", .unsatisfiable), ("bytes=-0", .unsatisfiable),
+        ("bytes=5-2", .whole), ("bytes=0-1,5-9", .whole), ("items=0-1", .whole), ("bytes=a-b", .whole), ("bytes=-", .whole),
+        ("bytes=99999999999999999999-", .unsatisfiable),
+    ])
+    func readsOneRange(header: String, expected: ByteRange) {
+        #expect(ByteRange(header: header, size: 1000) == expected, "\(header)")
+    }
+
+    @Test func anEmptyBodyHasNoSatisfiableRange() {
+        #expect(ByteRange(header: "bytes=0-", size: 0) == .unsatisfiable)
+        #expect(ByteRange(header: "bytes=-1", size: 0) == .unsatisfiable)
+        #expect(ByteRange(header: nil, size: 0) == .whole)
+    }
+}
+
+/// Downloads over HTTP: Range (206, suffix ranges, 416), If-None-Match (304), HEAD.
+extension HTTPTests {
+    @Test func downloadsHonourRangeConditionalsAndHead() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        let bytes = try fixture("photos/rocket.jpg")
+        let size = bytes.count
+        try await app(store).test(.router) { client in
+            let etag = try await client.execute(uri: "/v0/b/spots/o/r%2F1.jpg", method: .put, headers: auth(token), body: ByteBuffer(bytes: bytes)) { response in
+                #expect(response.status == .ok)
+                return "\"\(try json(response)["sha256"] as? String ?? "")\""
+            }
+            let uri = "/v0/b/spots/o/r%2F1.jpg?alt=media"
+            func get(_ extra: HTTPFields, method: HTTPRequest.Method = .get) async throws -> TestResponse {
+                var headers = auth(token)
+                headers.append(contentsOf: extra)
+                return try await client.execute(uri: uri, method: method, headers: headers)
+            }
+            var response = try await get([.range: "bytes=-500"])
+            #expect(response.status == .partialContent)
+            #expect(Array(buffer: response.body) == Array(bytes.suffix(500)), "a suffix range is the last bytes, not the first")
+            #expect(response.headers[.contentRange] == "bytes \(size - 500)-\(size - 1)/\(size)")
+            #expect(response.headers[.contentLength] == "500")
+
+            response = try await get([.range: "bytes=10-19"])
+            #expect(response.status == .partialContent)
+            #expect(Array(buffer: response.body) == Array(bytes[10..<20]))
+
+            response = try await get([.range: "bytes=\(size)-"])
+            #expect(response.status == .rangeNotSatisfiable)
+            #expect(response.headers[.contentRange] == "bytes */\(size)")
+
+            response = try await get([.range: "bytes=0-1,5-6"])
+            #expect(response.status == .ok, "multiple ranges are ignored")
+            #expect(Array(buffer: response.body) == bytes)
+
+            response = try await get([.ifNoneMatch: etag])
+            #expect(response.status == .notModified)
+            #expect(response.body.readableBytes == 0)
+            response = try await get([.ifNoneMatch: "\"something-else\""])
+            #expect(response.status == .ok)
+
+            response = try await get([:], method: .head)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentLength] == String(size))
+            #expect(response.headers[.eTag] == etag)
+            #expect(response.body.readableBytes == 0)
+
+            try await client.execute(uri: "/v0/b/spots/o/r%2F1.jpg?alt=thumbnail&size=256", method: .get, headers: auth(token)) { thumb in
+                #expect(thumb.headers[.cacheControl]?.contains("immutable") == true)
+                var conditional = auth(token)
+                conditional[.ifNoneMatch] = thumb.headers[.eTag]
+                try await client.execute(uri: "/v0/b/spots/o/r%2F1.jpg?alt=thumbnail&size=256", method: .get, headers: conditional) { again in
+                    #expect(again.status == .notModified)
+                }
+            }
+        }
+    }
+}
