@@ -93,3 +93,9 @@ struct ListResource: Encodable {
     let items: [ObjectResource]
     let nextPageToken: String?
 }
+
+/// A signed download URL: `{url, expires}`.
+struct SignedURLResource: Encodable {
+    let url: String
+    let expires: Date
+}

@@ -63,13 +63,29 @@ struct ObjectRoutes: ServiceRoutes {
     }
 
     /// `GET` (or `HEAD`) `/v0/b/{bucket}/o/{name}`: metadata; `?alt=media` the bytes;
-    /// `?alt=thumbnail&size=N` a thumbnail.
+    /// `?alt=thumbnail&size=N` a thumbnail; `?alt=signedUrl&expiresIn=S` a signed download URL
+    /// (owner only). `?alt=media&expires=…&signature=…` needs no token.
     @Sendable func get(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
         let path = try objectPath(request, context)
-        switch request.uri.queryParameters.get("alt") {
+        let parameters = request.uri.queryParameters
+        if let signature = parameters.get("signature") {
+            guard parameters.get("alt") == "media", let expires = parameters.get("expires", as: Int64.self) else {
+                throw SpotError(.badRequest, "a signed URL needs alt=media, expires and signature, as it was given")
+            }
+            return try await media(of: try await service.object(at: path, signature: signature, expires: expires), request: request)
+        }
+        let user = try await authenticate(request)
+        switch parameters.get("alt") {
         case nil, "json":
             return try json(ObjectResource(try await service.object(at: path, for: user), baseURL: baseURL(request)))
+        case "signedUrl":
+            let lifetime = try parameters.get("expiresIn").map { text throws(SpotError) in
+                guard let seconds = Double(text) else { throw SpotError(.badRequest, "expiresIn must be a number of seconds") }
+                return seconds
+            } ?? 3600
+            let (expires, signature) = try await service.signDownload(of: path, lifetime: lifetime, by: user)
+            let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request)))?alt=media&expires=\(expires)&signature=\(signature)"
+            return try json(SignedURLResource(url: url, expires: Date(timeIntervalSince1970: Double(expires))))
         case "media":
             return try await media(of: try await service.object(at: path, for: user), request: request)
         case "thumbnail":
@@ -90,7 +106,7 @@ struct ObjectRoutes: ServiceRoutes {
             headers[.contentLength] = String(bytes.count)
             return Response(status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: ByteBuffer(bytes: bytes)))
         case let other?:
-            throw SpotError(.badRequest, "unknown alt=\(other); use alt=media, alt=thumbnail or no alt for metadata")
+            throw SpotError(.badRequest, "unknown alt=\(other); use alt=media, alt=thumbnail, alt=signedUrl or no alt for metadata")
         }
     }
 

@@ -14,11 +14,14 @@ public struct ServiceConfiguration: Sendable {
 
     /// How many images are decoded at once; more uploads wait their turn.
     public var imageWorkers: Int
+    /// The secret for signed download URLs; `nil` disables them.
+    public var signingKey: [UInt8]?
 
     public init(
         temporaryDirectory: String, thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000,
-        imageWorkers: Int = ProcessInfo.processInfo.activeProcessorCount
+        imageWorkers: Int = ProcessInfo.processInfo.activeProcessorCount, signingKey: [UInt8]? = nil
     ) {
+        self.signingKey = signingKey
         self.temporaryDirectory = temporaryDirectory
         self.thumbnailSizes = thumbnailSizes
         self.maxPixels = maxPixels
@@ -184,6 +187,40 @@ public struct StorageService: Sendable {
     public func list(_ query: ListQuery, for user: User) async throws -> Listing {
         try authorizeListing(bucket: query.bucket, prefix: query.prefix, for: user)
         return try await catalog.list(query)
+    }
+
+    // MARK: Signed URLs
+
+    /// The `expires` and `signature` query values of a download URL for `path`, valid for
+    /// `lifetime` seconds. Only the object's owner may sign.
+    public func signDownload(of path: ObjectPath, lifetime: TimeInterval, by user: User, now: Date = Date()) async throws -> (expires: Int64, signature: String) {
+        let signer = try signer()
+        guard lifetime > 0, lifetime <= URLSigner.maxLifetime else {
+            throw SpotError(.badRequest, "a signed URL lives from 1 second to 7 days")
+        }
+        let object = try await object(at: path, for: user)
+        guard object.owner == user.uid else {
+            throw SpotError(.forbidden, "only the owner of \(path) (\(object.owner)) may sign download URLs for it")
+        }
+        let expires = Int64((now.timeIntervalSince1970 + lifetime).rounded(.up))
+        return (expires, signer.signature(for: path, expires: expires))
+    }
+
+    /// The object a signed download URL names, after checking its signature and expiry.
+    /// - Throws: `.forbidden` when altered or expired; `.notFound` when the object is gone.
+    public func object(at path: ObjectPath, signature: String, expires: Int64) async throws -> StoredObject {
+        try signer().verify(signature, for: path, expires: expires)
+        guard let object = try await catalog.object(at: path) else {
+            throw SpotError(.notFound, "there is no object \(path)")
+        }
+        return object
+    }
+
+    private func signer() throws(SpotError) -> URLSigner {
+        guard let key = configuration.signingKey else {
+            throw SpotError(.notFound, "signed URLs are not enabled on this server")
+        }
+        return URLSigner(key: key)
     }
 
     // MARK: Spots

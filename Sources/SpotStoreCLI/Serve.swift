@@ -28,7 +28,7 @@ extension SpotStoreCommand {
         func run() async throws {
             var logger = Logger(label: "spotstore")
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-            let service = try storeOptions.layout.openService(geocoding: true)
+            let service = try storeOptions.layout.openService(serving: true)
             let swept = try service.sweepTemporaryFiles()
             if swept > 0 { logger.notice("removed leftover temp files", metadata: ["count": "\(swept)"]) }
             logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])

@@ -12,7 +12,7 @@ struct SpotStoreCommand: AsyncParsableCommand {
             Client commands read SPOTSTORE_SERVER and SPOTSTORE_TOKEN from the environment.
             """,
         subcommands: [
-            Serve.self, Users.self, Upload.self, Get.self, List.self, Remove.self, Spots.self, Geocode.self, Thumbnail.self,
+            Serve.self, Users.self, Upload.self, Get.self, List.self, Remove.self, SignedURL.self, Spots.self, Geocode.self, Thumbnail.self,
         ]
     )
 }

@@ -2,7 +2,11 @@ import Access
 import BlobStores
 import Catalogs
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Geocoder
+import SpotCore
 import SpotService
 
 /// The embedded default store on disk: `catalog.sqlite`, `blobs/`, `tmp/` under one root.
@@ -13,16 +17,41 @@ struct StoreLayout {
     var catalogPath: String { "\(root)/catalog.sqlite" }
     var blobsPath: String { "\(root)/blobs" }
     var temporaryPath: String { "\(root)/tmp" }
+    var secretKeyPath: String { "\(root)/secret.key" }
 
     /// Opens (creating when new) the catalog, blob store and service on this layout;
-    /// with `geocoding`, uploads are geocoded with the bundled offline geocoder.
-    func openService(geocoding: Bool = false) throws -> StorageService {
+    /// `serving` adds what only the server needs: the bundled geocoder and the URL-signing key.
+    func openService(serving: Bool = false) throws -> StorageService {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         return try StorageService(
             catalog: try SQLiteCatalog(path: catalogPath),
             blobs: try FileSystemBlobStore(root: blobsPath),
             policy: DefaultPolicy(),
-            geocoder: geocoding ? try OfflineGeocoder.bundled() : nil,
-            configuration: ServiceConfiguration(temporaryDirectory: temporaryPath))
+            geocoder: serving ? try OfflineGeocoder.bundled() : nil,
+            configuration: ServiceConfiguration(temporaryDirectory: temporaryPath, signingKey: serving ? try secretKey() : nil))
+    }
+
+    /// The HMAC key for signed URLs: 32 random bytes in `secret.key`, created with mode 0600
+    /// on first use. A key file of another size is refused rather than trusted.
+    func secretKey() throws -> [UInt8] {
+        // Created 0600 from the start (never readable by others, not even briefly); O_EXCL
+        // keeps a concurrent first start from writing a second key.
+        let fd = open(secretKeyPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            var generator = SystemRandomNumberGenerator()
+            let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let written = key.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let synced = fsync(fd) == 0
+            close(fd)
+            guard written == key.count, synced else {
+                unlink(secretKeyPath)
+                throw SpotError(.internal, "cannot write \(secretKeyPath)")
+            }
+        }
+        let key = [UInt8](try Data(contentsOf: URL(fileURLWithPath: secretKeyPath)))
+        guard key.count == 32 else {
+            throw SpotError(.internal, "\(secretKeyPath) must hold exactly 32 bytes; remove it to make a new key (signed URLs made with the old one stop working)")
+        }
+        return key
     }
 }

@@ -102,6 +102,17 @@ import TestSupport
         #expect(try Self.run(["get", "spots/eiffel/orientation-6.jpg", "--thumb", "256", "-o", downloads + "/t.jpg"], environment: environment).status == 0)
         #expect((FileManager.default.contents(atPath: downloads + "/t.jpg")?.count ?? 0) > 1000)
 
+        let secretKey = try FileManager.default.attributesOfItem(atPath: store + "/secret.key")
+        #expect((secretKey[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect((secretKey[.size] as? NSNumber)?.intValue == 32)
+        let signed = try Self.run(["url", "spots/eiffel/paris.jpg", "--expires", "10m"], environment: environment)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let signedURL = try #require(URL(string: signed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let (downloaded, response) = try await URLSession.shared.data(from: signedURL)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200, "no token needed")
+        #expect(downloaded == FileManager.default.contents(atPath: photos[0]))
+        #expect(try Self.run(["url", "spots/eiffel/paris.jpg", "--expires", "8d"], environment: environment).status != 0)
+
         let listing = try Self.run(["ls", "spots/eiffel/"], environment: environment)
         #expect(listing.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] } == ["spots/eiffel/coffee.jpg", "spots/eiffel/orientation-6.jpg", "spots/eiffel/paris.jpg"])
         #expect(try Self.run(["rm", "spots/eiffel/coffee.jpg"], environment: environment).status == 0)

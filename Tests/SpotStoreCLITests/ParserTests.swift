@@ -32,6 +32,15 @@ import Testing
         #expect(near.radius == 3)
     }
 
+    @Test func urlDurationsReadUnits() {
+        #expect(SpotStoreCommand.SignedURL.seconds(in: "90") == 90)
+        #expect(SpotStoreCommand.SignedURL.seconds(in: "30m") == 1800)
+        #expect(SpotStoreCommand.SignedURL.seconds(in: "1h") == 3600)
+        #expect(SpotStoreCommand.SignedURL.seconds(in: "2d") == 172_800)
+        #expect(SpotStoreCommand.SignedURL.seconds(in: "soon") == nil)
+        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["url", "spots/a/b.jpg", "--expires", "8d"]) }
+    }
+
     @Test func badPortsAreRefused() {
         #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["serve", "--port", "70000"]) }
         #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["serve", "--log-level", "loud"]) }
@@ -44,7 +53,7 @@ import Testing
     }
 
     @Test func everyCommandHasHelp() {
-        for command in ["serve", "users", "upload", "get", "ls", "rm", "spots", "geocode", "thumbnail"] {
+        for command in ["serve", "users", "upload", "get", "ls", "rm", "url", "spots", "geocode", "thumbnail"] {
             let help = SpotStoreCommand.helpMessage(for: SpotStoreCommand.subcommand(named: command))
             #expect(help.contains("USAGE"), "\(command)")
             #expect(!help.contains("Missing help"), "\(command)")

@@ -24,6 +24,8 @@ public let bundledGeocoder: OfflineGeocoder = try! OfflineGeocoder.bundled()
 public struct TestStore: Sendable {
     public let root: String
     public let service: StorageService
+    /// The key signed URLs are made with.
+    public let signingKey: [UInt8] = (0..<32).map { UInt8($0 * 7 % 256) }
 
     public init() throws {
         root = NSTemporaryDirectory() + "spotstore-test-\(UUID().uuidString)"
@@ -33,7 +35,7 @@ public struct TestStore: Sendable {
             blobs: try FileSystemBlobStore(root: "\(root)/blobs"),
             policy: DefaultPolicy(),
             geocoder: bundledGeocoder,
-            configuration: ServiceConfiguration(temporaryDirectory: "\(root)/tmp"))
+            configuration: ServiceConfiguration(temporaryDirectory: "\(root)/tmp", signingKey: signingKey))
     }
 
     /// Creates a user and returns it with its token.
