@@ -60,7 +60,7 @@ public struct BlobWriter: Sendable {
         return StagedBlob(path: path, digest: SpotCore.Digest(bytes: hasher.finalize()), size: size, head: head)
     }
 
-    /// Writes a small in-memory blob's digest (thumbnails).
+    /// The digest of a small in-memory blob (a thumbnail).
     public static func digest(of bytes: [UInt8]) -> SpotCore.Digest {
         SpotCore.Digest(bytes: SHA256.hash(data: bytes))
     }

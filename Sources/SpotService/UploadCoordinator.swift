@@ -34,7 +34,4 @@ public actor UploadCoordinator {
         inFlight[reservation.key]?.remove(reservation.id)
         if inFlight[reservation.key]?.isEmpty == true { inFlight[reservation.key] = nil }
     }
-
-    /// Uploads in flight across all spots (for tests and metrics).
-    public var pendingCount: Int { inFlight.values.reduce(0) { $0 + $1.count } }
 }
