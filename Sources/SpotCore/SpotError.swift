@@ -19,6 +19,8 @@ public struct SpotError: Error, Sendable, Equatable, CustomStringConvertible {
         case unsupportedMediaType
         /// The content is recognised but broken or unsafe (truncated, corrupt, a decompression bomb). HTTP 422.
         case invalidContent
+        /// Too many failed attempts from this client; wait and retry. HTTP 429.
+        case rateLimited
         /// The store ran out of space. HTTP 507.
         case insufficientStorage
         /// A bug or an environment failure. HTTP 500.

@@ -32,6 +32,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .tooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .invalidContent: .unprocessableContent
+        case .rateLimited: .tooManyRequests
         case .insufficientStorage: .init(code: 507, reasonPhrase: "Insufficient Storage")
         case .internal: .internalServerError
         }
@@ -45,6 +46,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let json = (try? encoder.encode(body)) ?? Data(#"{"error":{"code":500,"message":"internal error"}}"#.utf8)
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if status == .tooManyRequests { headers[.retryAfter] = String(FailedAuthenticationLimiter.windowSeconds) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: json)))
     }
 

@@ -6,11 +6,24 @@ import SpotService
 /// What every group of handlers shares: the service, authentication, parameters, JSON.
 protocol ServiceRoutes: Sendable {
     var service: StorageService { get }
+    var limiter: FailedAuthenticationLimiter { get }
 }
 
 extension ServiceRoutes {
-    /// The user of the bearer token; `.unauthenticated` without one.
-    func authenticate(_ request: Request) async throws -> User {
+    /// The user of the bearer token; `.unauthenticated` without a valid one, `.rateLimited`
+    /// after too many failures from the client's address.
+    func authenticate(_ request: Request, _ context: SpotRequestContext) async throws -> User {
+        let client = context.clientAddress
+        try await limiter.check(client)
+        do {
+            return try await service.authenticate(token: try bearerToken(request))
+        } catch let error as SpotError where error.kind == .unauthenticated {
+            await limiter.recordFailure(client)
+            throw error
+        }
+    }
+
+    private func bearerToken(_ request: Request) throws(SpotError) -> String? {
         var token: String?
         if let header = request.headers[.authorization] {
             guard header.lowercased().hasPrefix("bearer ") else {
@@ -18,11 +31,11 @@ extension ServiceRoutes {
             }
             token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
         }
-        return try await service.authenticate(token: token)
+        return token
     }
 
     /// The `:bucket` parameter, validated.
-    func bucket(_ context: BasicRequestContext) throws -> String {
+    func bucket(_ context: SpotRequestContext) throws -> String {
         let bucket = context.parameters.get("bucket") ?? ""
         try ObjectPath.validate(bucket: bucket)
         return bucket

@@ -6,10 +6,11 @@ import SpotService
 /// The handlers of `/v0/b/{bucket}/spots…`.
 struct SpotRoutes: ServiceRoutes {
     let service: StorageService
+    let limiter: FailedAuthenticationLimiter
 
     /// `GET /v0/b/{bucket}/spots?city=NAME` or `?near=LAT,LON&radiusKm=R`, with `pageToken` and `maxResults`.
-    @Sendable func find(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
+    @Sendable func find(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
         let parameters = request.uri.queryParameters
         let criterion: SpotQuery.Criterion
         switch (parameters.get("city"), parameters.get("near")) {
@@ -39,15 +40,15 @@ struct SpotRoutes: ServiceRoutes {
     }
 
     /// `GET /v0/b/{bucket}/spots/{spotId}`.
-    @Sendable func get(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
+    @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
         let spot = try await service.spot(bucket: try bucket(context), id: try spotID(context), for: user)
         return try json(SpotResource(spot, baseURL: baseURL(request)))
     }
 
     /// `PATCH /v0/b/{bucket}/spots/{spotId}` with `{"name", "description", "city"}` (each optional; `""` clears).
-    @Sendable func update(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
+    @Sendable func update(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
         var request = request
         let body = try await request.collectBody(upTo: 64 * 1024)
         let changes: SpotChangesBody
@@ -62,7 +63,7 @@ struct SpotRoutes: ServiceRoutes {
         return try json(SpotResource(spot, baseURL: baseURL(request)))
     }
 
-    private func spotID(_ context: BasicRequestContext) throws -> String {
+    private func spotID(_ context: SpotRequestContext) throws -> String {
         guard let id = context.parameters.get("spot")?.removingPercentEncoding else {
             throw SpotError(.badRequest, "the spot id in the URL is not valid percent-encoding")
         }

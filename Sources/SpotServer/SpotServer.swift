@@ -8,20 +8,30 @@ import SpotService
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
+    /// Browser origins allowed to call the API (CORS), like `https://app.example.com`; `*` allows any.
+    public var corsOrigins: [String]
+    /// Failed authentications a client address may make per minute before it gets 429.
+    public var maxFailedAuthentications: Int
 
-    public init(host: String = "127.0.0.1", port: Int = 8080) {
+    public init(host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20) {
         self.host = host
         self.port = port
+        self.corsOrigins = corsOrigins
+        self.maxFailedAuthentications = maxFailedAuthentications
     }
 }
 
 /// The HTTP API, Firebase Storage style: `/v0/b/{bucket}/o[/{name}]`.
 public enum SpotServer {
     /// The service's router: every route, behind the error middleware.
-    public static func makeRouter(service: StorageService) -> Router<BasicRequestContext> {
-        let router = Router()
+    public static func makeRouter(service: StorageService, configuration: ServerConfiguration = .init()) -> Router<SpotRequestContext> {
+        let router = Router(context: SpotRequestContext.self)
+        if !configuration.corsOrigins.isEmpty {
+            router.add(middleware: CORSOriginsMiddleware(origins: configuration.corsOrigins))
+        }
         router.add(middleware: ErrorMiddleware())
-        let api = ObjectRoutes(service: service)
+        let limiter = FailedAuthenticationLimiter(maxFailures: configuration.maxFailedAuthentications)
+        let api = ObjectRoutes(service: service, limiter: limiter)
         router.get("/healthz") { _, _ in "ok\n" }
         router.post("/v0/b/:bucket/o", use: api.create)
         router.get("/v0/b/:bucket/o", use: api.list)
@@ -29,7 +39,7 @@ public enum SpotServer {
         router.get("/v0/b/:bucket/o/**", use: api.get)
         router.head("/v0/b/:bucket/o/**", use: api.get)
         router.delete("/v0/b/:bucket/o/**", use: api.delete)
-        let spots = SpotRoutes(service: service)
+        let spots = SpotRoutes(service: service, limiter: limiter)
         router.get("/v0/b/:bucket/spots", use: spots.find)
         router.get("/v0/b/:bucket/spots/:spot", use: spots.get)
         router.patch("/v0/b/:bucket/spots/:spot", use: spots.update)
@@ -39,7 +49,7 @@ public enum SpotServer {
     /// The application, ready for `runService()`.
     public static func makeApplication(service: StorageService, configuration: ServerConfiguration, logger: Logger) -> some ApplicationProtocol {
         Application(
-            router: makeRouter(service: service),
+            router: makeRouter(service: service, configuration: configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "spotstore"),
             logger: logger)
     }
@@ -48,24 +58,25 @@ public enum SpotServer {
 /// The handlers of `/v0/b/{bucket}/o…`.
 struct ObjectRoutes: ServiceRoutes {
     let service: StorageService
+    let limiter: FailedAuthenticationLimiter
 
     /// `POST /v0/b/{bucket}/o?name={name}`: upload the raw body.
-    @Sendable func create(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func create(_ request: Request, context: SpotRequestContext) async throws -> Response {
         guard let name = request.uri.queryParameters.get("name") else {
             throw SpotError(.badRequest, "give the object's name: POST /v0/b/{bucket}/o?name={path}")
         }
-        return try await upload(request, to: try ObjectPath(bucket: bucket(context), name: name))
+        return try await upload(request, context, to: try ObjectPath(bucket: bucket(context), name: name))
     }
 
     /// `PUT /v0/b/{bucket}/o/{name}`: upload the raw body.
-    @Sendable func put(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        try await upload(request, to: try objectPath(request, context))
+    @Sendable func put(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        try await upload(request, context, to: try objectPath(request, context))
     }
 
     /// `GET` (or `HEAD`) `/v0/b/{bucket}/o/{name}`: metadata; `?alt=media` the bytes;
     /// `?alt=thumbnail&size=N` a thumbnail; `?alt=signedUrl&expiresIn=S` a signed download URL
     /// (owner only). `?alt=media&expires=…&signature=…` needs no token.
-    @Sendable func get(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let path = try objectPath(request, context)
         let parameters = request.uri.queryParameters
         if let signature = parameters.get("signature") {
@@ -74,7 +85,7 @@ struct ObjectRoutes: ServiceRoutes {
             }
             return try await media(of: try await service.object(at: path, signature: signature, expires: expires), request: request)
         }
-        let user = try await authenticate(request)
+        let user = try await authenticate(request, context)
         switch parameters.get("alt") {
         case nil, "json":
             return try json(ObjectResource(try await service.object(at: path, for: user), baseURL: baseURL(request)))
@@ -111,15 +122,15 @@ struct ObjectRoutes: ServiceRoutes {
     }
 
     /// `DELETE /v0/b/{bucket}/o/{name}`: 204 on success.
-    @Sendable func delete(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
+    @Sendable func delete(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
         _ = try await service.delete(try objectPath(request, context), by: user)
         return Response(status: .noContent)
     }
 
     /// `GET /v0/b/{bucket}/o?prefix=&delimiter=/&pageToken=&maxResults=`.
-    @Sendable func list(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let user = try await authenticate(request)
+    @Sendable func list(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
         let parameters = request.uri.queryParameters
         var query = ListQuery(bucket: try bucket(context), prefix: parameters.get("prefix") ?? "")
         query.delimiter = parameters.get("delimiter")
@@ -179,8 +190,8 @@ struct ObjectRoutes: ServiceRoutes {
         }
     }
 
-    private func upload(_ request: Request, to path: ObjectPath) async throws -> Response {
-        let user = try await authenticate(request)
+    private func upload(_ request: Request, _ context: SpotRequestContext, to path: ObjectPath) async throws -> Response {
+        let user = try await authenticate(request, context)
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         let object = try await service.upload(
             path, by: user, contentType: request.headers[.contentType], declaredSize: declared,
@@ -190,7 +201,7 @@ struct ObjectRoutes: ServiceRoutes {
 
     /// The object name is everything after `/o/`, percent-decoded as a whole, so both
     /// `a%2Fb.jpg` (Firebase style) and `a/b.jpg` name the same object.
-    private func objectPath(_ request: Request, _ context: BasicRequestContext) throws -> ObjectPath {
+    private func objectPath(_ request: Request, _ context: SpotRequestContext) throws -> ObjectPath {
         let bucket = try bucket(context)
         let raw = request.uri.path
         let prefix = "/v0/b/\(bucket)/o/"

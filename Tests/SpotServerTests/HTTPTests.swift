@@ -9,8 +9,8 @@ import TestSupport
 
 /// The HTTP API end to end over a real store (SQLite file, blob files, real fixtures).
 @Suite struct HTTPTests {
-    func app(_ store: TestStore) -> some ApplicationProtocol {
-        SpotServer.makeApplication(service: store.service, configuration: .init(host: "127.0.0.1", port: 0), logger: Logger(label: "test"))
+    func app(_ store: TestStore, configuration: ServerConfiguration = .init(host: "127.0.0.1", port: 0)) -> some ApplicationProtocol {
+        SpotServer.makeApplication(service: store.service, configuration: configuration, logger: Logger(label: "test"))
     }
 
     func auth(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }
