@@ -33,7 +33,7 @@ public struct FileSystemBlobStore: BlobStore {
         let directory = try makeShardDirectory(for: destination)
         try fsyncFile(at: source)
         if rename(source, destination) != 0 {
-            guard errno == EXDEV else { throw posixError("cannot move \(source) to \(destination)") }
+            guard errno == EXDEV else { throw SpotError.fromErrno("cannot move \(source) to \(destination)") }
             // Another file system: copy durably, then drop the source.
             let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: source)))
             try writeDurably(bytes, to: destination, directory: directory)
@@ -53,7 +53,7 @@ public struct FileSystemBlobStore: BlobStore {
         var info = stat()
         guard stat(path(of: digest), &info) == 0 else {
             if errno == ENOENT { return nil }
-            throw posixError("cannot stat blob \(digest)")
+            throw SpotError.fromErrno("cannot stat blob \(digest)")
         }
         return Int64(info.st_size)
     }
@@ -62,7 +62,7 @@ public struct FileSystemBlobStore: BlobStore {
         let fd = open(path(of: digest), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
-            throw posixError("cannot open blob \(digest)")
+            throw SpotError.fromErrno("cannot open blob \(digest)")
         }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: max(0, count))
@@ -73,7 +73,7 @@ public struct FileSystemBlobStore: BlobStore {
             }
             if got < 0 {
                 if errno == EINTR { continue }
-                throw posixError("cannot read blob \(digest)")
+                throw SpotError.fromErrno("cannot read blob \(digest)")
             }
             if got == 0 { break }
             filled += got
@@ -83,7 +83,7 @@ public struct FileSystemBlobStore: BlobStore {
     }
 
     public func remove(_ digest: Digest) async throws {
-        guard unlink(path(of: digest)) == 0 || errno == ENOENT else { throw posixError("cannot remove blob \(digest)") }
+        guard unlink(path(of: digest)) == 0 || errno == ENOENT else { throw SpotError.fromErrno("cannot remove blob \(digest)") }
     }
 
     private func makeShardDirectory(for destination: String) throws -> String {
@@ -96,13 +96,13 @@ public struct FileSystemBlobStore: BlobStore {
     private func writeDurably(_ bytes: [UInt8], to destination: String, directory: String) throws {
         let temp = "\(destination).\(UUID().uuidString).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw posixError("cannot create \(temp)") }
+        guard fd >= 0 else { throw SpotError.fromErrno("cannot create \(temp)") }
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
             if result < 0 {
                 if errno == EINTR { continue }
-                let error = posixError("cannot write \(temp)")
+                let error = SpotError.fromErrno("cannot write \(temp)")
                 close(fd)
                 unlink(temp)
                 throw error
@@ -110,14 +110,14 @@ public struct FileSystemBlobStore: BlobStore {
             written += result
         }
         guard fsync(fd) == 0 else {
-            let error = posixError("cannot fsync \(temp)")
+            let error = SpotError.fromErrno("cannot fsync \(temp)")
             close(fd)
             unlink(temp)
             throw error
         }
         close(fd)
         guard rename(temp, destination) == 0 else {
-            let error = posixError("cannot rename \(temp)")
+            let error = SpotError.fromErrno("cannot rename \(temp)")
             unlink(temp)
             throw error
         }
@@ -128,17 +128,8 @@ public struct FileSystemBlobStore: BlobStore {
 /// fsyncs a file or directory by path.
 func fsyncFile(at path: String) throws {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw posixError("cannot open \(path)") }
+    guard fd >= 0 else { throw SpotError.fromErrno("cannot open \(path)") }
     defer { close(fd) }
-    guard fsync(fd) == 0 else { throw posixError("cannot fsync \(path)") }
+    guard fsync(fd) == 0 else { throw SpotError.fromErrno("cannot fsync \(path)") }
 }
 
-/// A `SpotError` for the current `errno`; a full disk becomes `.insufficientStorage`.
-func posixError(_ what: String) -> SpotError {
-    let code = errno
-    let reason = String(cString: strerror(code))
-    if code == ENOSPC || code == EDQUOT {
-        return SpotError(.insufficientStorage, "\(what): the store's disk is full (\(reason))")
-    }
-    return SpotError(.internal, "\(what): \(reason)")
-}

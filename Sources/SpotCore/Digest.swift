@@ -22,6 +22,12 @@ public struct Digest: Hashable, Sendable, Comparable, Codable, CustomStringConve
         self.hex = String(decoding: out, as: UTF8.self)
     }
 
+    /// The 32 raw bytes.
+    public var bytes: [UInt8] {
+        let nibbles = hex.utf8.map { $0 <= 57 ? $0 - 48 : $0 - 87 }
+        return stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] }
+    }
+
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let digest = Digest(hex: text) else {

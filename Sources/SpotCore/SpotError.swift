@@ -1,3 +1,5 @@
+import Foundation
+
 /// A failure a person can act on. Each boundary translates it once: HTTP maps `kind`
 /// to a status code, the CLI prints `message` on one line.
 public struct SpotError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -36,4 +38,17 @@ public struct SpotError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { message }
+}
+
+extension SpotError {
+    /// The error for the current `errno` after a failed system call described by `what`;
+    /// a full disk or quota becomes `.insufficientStorage`, anything else `.internal`.
+    public static func fromErrno(_ what: String) -> SpotError {
+        let code = errno
+        let reason = String(cString: strerror(code))
+        if code == ENOSPC || code == EDQUOT {
+            return SpotError(.insufficientStorage, "\(what): the store's disk is full (\(reason)); free space and retry")
+        }
+        return SpotError(.internal, "\(what): \(reason)")
+    }
 }

@@ -39,7 +39,7 @@ public struct BlobWriter: Sendable {
     where Body.Element: Collection, Body.Element.Element == UInt8 {
         let path = "\(temporaryDirectory)/upload-\(UUID().uuidString)"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Self.error("cannot create a temp file in \(temporaryDirectory)") }
+        guard fd >= 0 else { throw SpotError.fromErrno("cannot create a temp file in \(temporaryDirectory)") }
         var hasher = SHA256()
         var size: Int64 = 0
         var head: [UInt8] = []
@@ -89,19 +89,12 @@ public struct BlobWriter: Sendable {
             #endif
             if result < 0 {
                 if errno == EINTR { continue }
-                throw error("cannot write an upload to temp space")
+                throw SpotError.fromErrno("cannot write an upload to temp space")
             }
             written += result
         }
     }
 
-    private static func error(_ what: String) -> SpotError {
-        let code = errno
-        if code == ENOSPC || code == EDQUOT {
-            return SpotError(.insufficientStorage, "the store's disk is full; free space and retry")
-        }
-        return SpotError(.internal, "\(what): \(String(cString: strerror(code)))")
-    }
 
     /// `6 MiB`, `512 KiB`, `100 bytes`.
     static func describe(bytes: Int64) -> String {

@@ -122,8 +122,9 @@ public struct StorageService: Sendable {
     ) async throws -> StoredObject where Body.Element: Collection, Body.Element.Element == UInt8 {
         let spot = try await spotState(of: path)
         let existing = try await catalog.object(at: path)
-        guard let limits = try policy.authorize(AccessRequest(uid: user.uid, operation: .write, bucket: path.bucket, name: path.name, spot: spot))
-        else { throw SpotError(.internal, "the access policy allowed a write without limits") }
+        guard let limits = try authorize(.write, path, for: user, spot: spot) else {
+            throw SpotError(.internal, "the access policy allowed a write without limits")
+        }
         if let declaredSize, declaredSize > limits.maxBytes {
             throw SpotError(.tooLarge, "the upload is \(declaredSize) bytes; the limit for this path is \(BlobWriter.describe(bytes: limits.maxBytes))")
         }
@@ -150,7 +151,7 @@ public struct StorageService: Sendable {
 
     /// The object at `path`, if `user` may read it.
     public func object(at path: ObjectPath, for user: User) async throws -> StoredObject {
-        _ = try policy.authorize(AccessRequest(uid: user.uid, operation: .read, bucket: path.bucket, name: path.name, spot: try await spotState(of: path)))
+        _ = try authorize(.read, path, for: user, spot: try await spotState(of: path))
         guard let object = try await catalog.object(at: path) else {
             throw SpotError(.notFound, "there is no object \(path)")
         }
@@ -176,7 +177,7 @@ public struct StorageService: Sendable {
 
     /// Deletes the object at `path` if `user` may, and returns it.
     public func delete(_ path: ObjectPath, by user: User) async throws -> StoredObject {
-        _ = try policy.authorize(AccessRequest(uid: user.uid, operation: .delete, bucket: path.bucket, name: path.name, spot: try await spotState(of: path)))
+        _ = try authorize(.delete, path, for: user, spot: try await spotState(of: path))
         guard let removed = try await catalog.removeObject(at: path) else {
             throw SpotError(.notFound, "there is no object \(path)")
         }
@@ -254,6 +255,11 @@ public struct StorageService: Sendable {
     }
 
     // MARK: Internals
+
+    /// The policy's decision on `operation` at `path`: its limits for a write, or `.forbidden`.
+    private func authorize(_ operation: Access.Operation, _ path: ObjectPath, for user: User, spot: SpotState?) throws(SpotError) -> UploadLimits? {
+        try policy.authorize(AccessRequest(uid: user.uid, operation: operation, bucket: path.bucket, name: path.name, spot: spot))
+    }
 
     private func authorizeListing(bucket: String, prefix: String, for user: User) throws {
         try ObjectPath.validate(bucket: bucket)

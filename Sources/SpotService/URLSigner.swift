@@ -24,7 +24,7 @@ public struct URLSigner: Sendable {
     /// Checks a signed request in constant time.
     /// - Throws: `SpotError(.forbidden)` when the signature does not match or the URL has expired.
     public func verify(_ signature: String, for path: ObjectPath, expires: Int64, now: Date = Date()) throws(SpotError) {
-        guard let code = Self.bytes(fromHex: signature),
+        guard let code = SpotCore.Digest(hex: signature)?.bytes,
               HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Self.message(path, expires), using: key)
         else { throw SpotError(.forbidden, "the signed URL is not valid: it was altered or signed with another key") }
         guard Double(expires) > now.timeIntervalSince1970 else {
@@ -34,19 +34,5 @@ public struct URLSigner: Sendable {
 
     private static func message(_ path: ObjectPath, _ expires: Int64) -> [UInt8] {
         Array("GET\n\(path.bucket)\n\(path.name)\n\(expires)".utf8)
-    }
-
-    private static func bytes(fromHex hex: String) -> [UInt8]? {
-        guard let digest = SpotCore.Digest(hex: hex) else { return nil }
-        var bytes: [UInt8] = []
-        var iterator = digest.hex.utf8.makeIterator()
-        while let high = iterator.next(), let low = iterator.next() {
-            bytes.append(UInt8(hexDigit(high) << 4 | hexDigit(low)))
-        }
-        return bytes
-    }
-
-    private static func hexDigit(_ character: UInt8) -> Int {
-        Int(character <= 57 ? character - 48 : character - 87)
     }
 }

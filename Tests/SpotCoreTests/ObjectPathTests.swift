@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import SpotCore
 
@@ -60,6 +61,18 @@ import SpotCore
 
     @Test func formatsRawBytes() {
         #expect(Digest(bytes: [0x00, 0x0f, 0xa0, 0xff]).hex == "000fa0ff")
+        let raw = (0..<32).map { UInt8($0 * 9 % 256) }
+        #expect(Digest(bytes: raw).bytes == raw, "bytes round-trip through hex")
+        #expect(Digest(hex: String(repeating: "Af", count: 32))?.bytes == [UInt8](repeating: 0xAF, count: 32))
+    }
+
+    @Test func aFullDiskIsInsufficientStorage() {
+        errno = ENOSPC
+        let full = SpotError.fromErrno("cannot write x")
+        #expect(full.kind == .insufficientStorage)
+        #expect(full.message.hasPrefix("cannot write x: the store's disk is full"))
+        errno = EACCES
+        #expect(SpotError.fromErrno("cannot open y").kind == .internal)
     }
 
     @Test func userIDsAreValidated() {
