@@ -1,0 +1,130 @@
+/// Removes GPS positions from stored originals without touching the image data, for
+/// serving a hidden spot's photos to anyone but its owner.
+public enum LocationStripper {
+    /// `bytes` without GPS. Nothing is re-encoded; every byte not listed here is copied unchanged.
+    ///
+    /// - JPEG, markers walked up to the first scan:
+    ///   - Exif APP1: every GPS IFD (pointed to from IFD0, IFD1, the Exif or Interoperability
+    ///     IFD, or another GPS IFD) is unlinked from the IFD that points to it and its entries
+    ///     and out-of-line values are zeroed in place; the segment keeps its length. An Exif
+    ///     segment that cannot be parsed safely (bad TIFF header, IFD0 out of bounds, an IFD
+    ///     table running past the segment, more than 256 IFDs) is dropped whole.
+    ///   - XMP APP1 (standard or extended) mentioning `gps` in any case is dropped; when one
+    ///     is, every extended XMP segment goes too.
+    ///   - An APP1 segment whose length runs past the end of the data is dropped with the rest.
+    ///   - Markers that cannot be walked end the walk: the rest is copied unchanged.
+    /// - PNG: `eXIf` chunks and text chunks holding XMP (`XML:com.adobe.xmp`) or an
+    ///   ImageMagick raw Exif/APP1/XMP profile are dropped, also when truncated at the end.
+    /// - Anything else: returned unchanged.
+    ///
+    /// Not handled: GPS in MakerNotes, in Photoshop APP13 resources, or in IPTC.
+    public static func removingLocation(from bytes: [UInt8]) -> [UInt8] {
+        switch ImageSniffer.format(of: bytes) {
+        case .jpeg: removingLocation(fromJPEG: bytes)
+        case .png: removingLocation(fromPNG: bytes)
+        case nil: bytes
+        }
+    }
+
+    // MARK: JPEG
+
+    private static let exifSignature: [UInt8] = Array("Exif\0".utf8)
+    private static let xmpSignature: [UInt8] = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
+    private static let extendedXMPSignature: [UInt8] = Array("http://ns.adobe.com/xmp/extension/\0".utf8)
+
+    private static func removingLocation(fromJPEG bytes: [UInt8]) -> [UInt8] {
+        // APP1 segments (marker to end) before the first scan, walked like `ExifReader`.
+        var segments: [Range<Int>] = []
+        var truncatedFrom: Int?  // an APP1 running past the end starts here
+        var position = 2
+        walk: while position + 4 <= bytes.count {
+            guard bytes[position] == 0xFF else { break }
+            let marker = bytes[position + 1]
+            switch marker {
+            case 0xFF: position += 1  // fill byte
+            case 0x01, 0xD0...0xD8: position += 2  // no length
+            case 0xDA, 0xD9: break walk  // start of scan, end of image
+            default:
+                let end = position + 2 + (Int(bytes[position + 2]) << 8 | Int(bytes[position + 3]))
+                guard end >= position + 4, end <= bytes.count else {
+                    if marker == 0xE1 { truncatedFrom = position }
+                    break walk
+                }
+                if marker == 0xE1 { segments.append(position..<end) }
+                position = end
+            }
+        }
+
+        func payload(_ segment: Range<Int>) -> ArraySlice<UInt8> { bytes[(segment.lowerBound + 4)..<segment.upperBound] }
+        let xmpMentionsGPS = segments.contains {
+            let data = payload($0)
+            return (data.starts(with: xmpSignature) || data.starts(with: extendedXMPSignature)) && mentionsGPS(data)
+        }
+
+        var output = bytes
+        var dropped: [Range<Int>] = []
+        for segment in segments {
+            let data = payload(segment)
+            if data.starts(with: exifSignature), data.count >= 6 {
+                let tiffStart = data.startIndex + 6
+                if let tiff = removingGPS(fromTIFF: Array(data[tiffStart...])) {
+                    output.replaceSubrange(tiffStart..<segment.upperBound, with: tiff)
+                } else {
+                    dropped.append(segment)
+                }
+            } else if data.starts(with: xmpSignature) || data.starts(with: extendedXMPSignature) {
+                if xmpMentionsGPS && (data.starts(with: extendedXMPSignature) || mentionsGPS(data)) {
+                    dropped.append(segment)
+                }
+            }
+        }
+        if let start = truncatedFrom { dropped.append(start..<bytes.count) }
+        for range in dropped.reversed() { output.removeSubrange(range) }
+        return output
+    }
+
+    /// Whether `data` contains `gps` in any letter case.
+    private static func mentionsGPS(_ data: ArraySlice<UInt8>) -> Bool {
+        var index = data.startIndex
+        while index + 3 <= data.endIndex {
+            if data[index] | 0x20 == 0x67, data[index + 1] | 0x20 == 0x70, data[index + 2] | 0x20 == 0x73 { return true }
+            index += 1
+        }
+        return false
+    }
+
+    // MARK: PNG
+
+    /// Text chunk keywords whose text is XMP or ImageMagick's hex dump of an Exif/XMP profile.
+    private static let metadataKeywords: Set<[UInt8]> = Set(
+        ["XML:com.adobe.xmp", "Raw profile type exif", "Raw profile type APP1", "Raw profile type xmp"].map { Array($0.utf8) }
+    )
+
+    private static func removingLocation(fromPNG bytes: [UInt8]) -> [UInt8] {
+        var output = Array(bytes.prefix(8))
+        var position = 8
+        while position + 12 <= bytes.count {
+            let length = bytes[position..<(position + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let type = bytes[(position + 4)..<(position + 8)]
+            let data = bytes[(position + 8)..<min(bytes.count, position + 8 + length)]
+            let end = position + 12 + length
+            if isMetadataChunk(type: type, data: data) {
+                if end > bytes.count { return output }  // truncated: nothing after it
+            } else {
+                if end > bytes.count { break }
+                output += bytes[position..<end]
+            }
+            position = end
+        }
+        return output + bytes[position...]
+    }
+
+    /// `eXIf`, or a `tEXt`/`zTXt`/`iTXt` chunk whose keyword is one of `metadataKeywords`.
+    private static func isMetadataChunk(type: ArraySlice<UInt8>, data: ArraySlice<UInt8>) -> Bool {
+        switch String(decoding: type, as: UTF8.self) {
+        case "eXIf": true
+        case "tEXt", "zTXt", "iTXt": metadataKeywords.contains(Array(data.prefix { $0 != 0 }))
+        default: false
+        }
+    }
+}
