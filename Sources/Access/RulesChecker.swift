@@ -102,8 +102,8 @@ struct RulesChecker {
                 if let arity = members[method] {
                     checkCount(arguments.count, arity, "'\(namespace).\(method)'", at: location)
                 } else {
-                    let known = members.keys.sorted().map { "\(namespace).\($0)" }.joined(separator: ", ")
-                    report(location, "unknown function '\(namespace).\(method)'\(suggestion(method, members.keys)); use \(known)")
+                    let known = members.keys.sorted().map { "\(namespace).\($0)" }
+                    report(location, "unknown function '\(namespace).\(method)'\(suggestion("\(namespace).\(method)", known, or: "use"))")
                 }
                 for argument in arguments { check(argument, names: names, functions: functions, inside: function) }
                 return
@@ -111,7 +111,7 @@ struct RulesChecker {
             if let arity = Self.methods[method] {
                 checkCount(arguments.count, arity, "method '\(method)'", at: location)
             } else {
-                report(location, "unknown method '\(method)'\(suggestion(method, Self.methods.keys))")
+                report(location, "unknown method '\(method)'\(suggestion(method, Self.methods.keys, or: "methods are"))")
             }
         case .function(let name, let arguments):
             if name == function {
@@ -140,8 +140,10 @@ struct RulesChecker {
         report(location, "\(what) takes \(expected) argument\(expected == 1 ? "" : "s"), given \(given)")
     }
 
-    private func suggestion(_ word: String, _ candidates: some Sequence<String>) -> String {
-        closest(to: word, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
+    /// "; did you mean 'x'?" for a near candidate; else, given `listing`, "; <listing> a, b, c".
+    private func suggestion(_ word: String, _ candidates: some Collection<String>, or listing: String? = nil) -> String {
+        if let guess = closest(to: word, in: candidates) { return "; did you mean '\(guess)'?" }
+        return listing.map { "; \($0) \(candidates.sorted().joined(separator: ", "))" } ?? ""
     }
 
     private mutating func report(_ location: SourceLocation, _ message: String) {

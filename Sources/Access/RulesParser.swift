@@ -134,7 +134,8 @@ struct RulesParser {
         case .identifier("match"):
             if nesting >= Self.maxNesting {
                 report(keyword.location, "match blocks nest more than \(Self.maxNesting) deep")
-                skipStatement()
+                advance()
+                skipStatement(from: position - 1)
                 return
             }
             if let child = statement({ parser throws(Failure) in try parser.parseMatch() }) {
@@ -161,44 +162,41 @@ struct RulesParser {
                 hint = "; did you mean '\(guess)'?"
             }
             report(keyword.location, "expected 'match', 'allow', 'function' or 'limit', found \(keyword.quoted)\(hint)")
-            skipStatement()
+            skipStatement(from: position)
         }
     }
 
-    /// Runs `body`; on failure skips to the next statement and returns `nil`.
+    /// Runs `body`; on failure skips the rest of the statement and returns `nil`. A failure at
+    /// the first token of a line is taken for a missing `;`: parsing resumes at that token.
     private mutating func statement<T>(_ body: (inout RulesParser) throws(Failure) -> T) -> T? {
+        let start = position
         do {
             return try body(&self)
         } catch {
-            skipStatement()
+            if current.location.line == previous.location.line || current.kind == .end { skipStatement(from: start) }
             return nil
         }
     }
 
-    /// Skips past the next `;` or a balanced `{…}`, stopping before a `}` that closes the
-    /// enclosing block or a keyword that starts a statement.
-    private mutating func skipStatement() {
-        var depth = 0
-        var first = true
+    /// Skips the rest of the statement that starts at `start`: past its `;` or, for `match`
+    /// and `function`, its closing `}`. Stops early before a `}` closing the enclosing block
+    /// or a keyword starting the next statement.
+    private mutating func skipStatement(from start: Int) {
+        let endsWithBlock = tokens[start].isIdentifier("match") || tokens[start].isIdentifier("function")
+        var depth = tokens[start..<position].reduce(0) { $0 + ($1.isSymbol("{") ? 1 : $1.isSymbol("}") ? -1 : 0) }
         while current.kind != .end {
-            if depth == 0, !first, case .identifier(let word) = current.kind, ["match", "allow", "function", "limit"].contains(word) {
-                return
-            }
-            first = false
-            if current.isSymbol(";"), depth == 0 {
-                advance()
-                return
-            }
-            if current.isSymbol("{") { depth += 1 }
-            if current.isSymbol("}") {
-                if depth == 0 { return }
-                depth -= 1
-                if depth == 0 {
+            if depth <= 0 {
+                if case .identifier(let word) = current.kind, ["match", "allow", "function", "limit"].contains(word) { return }
+                if current.isSymbol("}") { return }
+                if current.isSymbol(";") {
                     advance()
                     return
                 }
             }
+            if current.isSymbol("{") { depth += 1 }
+            if current.isSymbol("}") { depth -= 1 }
             advance()
+            if depth == 0, endsWithBlock, previous.isSymbol("}") { return }
         }
     }
 
@@ -619,7 +617,8 @@ struct RulesParser {
     }
 
     private mutating func fail<T>(_ message: String) throws(Failure) -> T {
-        report(current.location, message)
+        // After an unterminated string the next line's first token is no news.
+        if !lexerLines.contains(previous.location.line) { report(current.location, message) }
         throw Failure()
     }
 
