@@ -38,7 +38,8 @@ struct RulesParser {
     private let source: [UInt8]
     private var tokens: [Token]
     private var position = 0
-    private var nesting = 0
+    private var blockNesting = 0
+    private var expressionNesting = 0
     private let lexerLines: Set<Int>
     private(set) var problems: [(location: SourceLocation, message: String)]
     /// Functions whose declaration failed to parse; calls to them are not reported as unknown.
@@ -63,22 +64,8 @@ struct RulesParser {
         }
         if current.isIdentifier("service") {
             let open = current
-            let ok: Bool? = statement { parser throws(Failure) in
-                parser.advance()
-                var name = try parser.expectIdentifier("a service name")
-                while parser.current.isSymbol(".") {
-                    parser.advance()
-                    name += "." + (try parser.expectIdentifier("a service name"))
-                }
-                if name != "firebase.storage" {
-                    parser.report(open.location, "unknown service '\(name)'; use 'service firebase.storage'")
-                }
-                try parser.expect("{", "after 'service \(name)'")
-                return true
-            }
-            if ok != nil {
-                parseBody(into: &file, opening: open)
-            }
+            let opened = statement { parser throws(Failure) in try parser.parseServiceHeader() } != nil
+            parseBody(into: &file, opening: opened ? open : nil)
         } else {
             parseBody(into: &file, opening: nil)
         }
@@ -97,6 +84,20 @@ struct RulesParser {
         if version != "2" { report(current.location, "unsupported rules_version '\(version)'; use '2'") }
         advance()
         try expect(";", "after rules_version")
+    }
+
+    private mutating func parseServiceHeader() throws(Failure) {
+        let service = current
+        advance()
+        var name = try expectIdentifier("a service name")
+        while current.isSymbol(".") {
+            advance()
+            name += "." + (try expectIdentifier("a service name"))
+        }
+        if name != "firebase.storage" {
+            report(service.location, "unknown service '\(name)'; use 'service firebase.storage'")
+        }
+        try expect("{", "after 'service \(name)'")
     }
 
     /// Statements up to the `}` closing `opening` (or the end of the file at the top level).
@@ -132,7 +133,7 @@ struct RulesParser {
         let keyword = current
         switch keyword.kind {
         case .identifier("match"):
-            if nesting >= Self.maxNesting {
+            if blockNesting >= Self.maxNesting {
                 report(keyword.location, "match blocks nest more than \(Self.maxNesting) deep")
                 advance()
                 skipStatement(from: position - 1)
@@ -173,9 +174,15 @@ struct RulesParser {
         do {
             return try body(&self)
         } catch {
-            if current.location.line == previous.location.line || current.kind == .end { skipStatement(from: start) }
+            let missingSemicolon = current.location.line > previous.location.line && openBraces(since: start) == 0
+            if !missingSemicolon { skipStatement(from: start) }
             return nil
         }
+    }
+
+    /// How many `{` the tokens from `start` to here leave open.
+    private func openBraces(since start: Int) -> Int {
+        tokens[start..<position].reduce(0) { $0 + ($1.isSymbol("{") ? 1 : $1.isSymbol("}") ? -1 : 0) }
     }
 
     /// Skips the rest of the statement that starts at `start`: past its `;` or, for `match`
@@ -183,7 +190,7 @@ struct RulesParser {
     /// or a keyword starting the next statement.
     private mutating func skipStatement(from start: Int) {
         let endsWithBlock = tokens[start].isIdentifier("match") || tokens[start].isIdentifier("function")
-        var depth = tokens[start..<position].reduce(0) { $0 + ($1.isSymbol("{") ? 1 : $1.isSymbol("}") ? -1 : 0) }
+        var depth = openBraces(since: start)
         while current.kind != .end {
             if depth <= 0 {
                 if case .identifier(let word) = current.kind, ["match", "allow", "function", "limit"].contains(word) { return }
@@ -210,8 +217,8 @@ struct RulesParser {
         var block = MatchBlock(path: parsePath(raw, at: pathToken.location), location: pathToken.location)
         let open = current
         try expect("{", "after the match path")
-        nesting += 1
-        defer { nesting -= 1 }
+        blockNesting += 1
+        defer { blockNesting -= 1 }
         parseStatements(into: &block, opening: open, topLevel: false)
         return block
     }
@@ -326,7 +333,12 @@ struct RulesParser {
                 advance()
             default:
                 report(keyToken.location, "unknown limit '\(key)'; limits are size, objects, types, thumbnails")
-                _ = try parseExpression()
+                var depth = 0
+                while current.kind != .end, depth > 0 || !(current.isSymbol(",") || current.isSymbol(";") || current.isSymbol("}")) {
+                    if current.isSymbol("[") { depth += 1 }
+                    if current.isSymbol("]") { depth -= 1 }
+                    advance()
+                }
             }
         } while current.isSymbol(",")
         try expect(";", "after the limits")
@@ -418,9 +430,9 @@ struct RulesParser {
     // MARK: Expressions
 
     private mutating func parseExpression() throws(Failure) -> Expression {
-        nesting += 1
-        defer { nesting -= 1 }
-        if nesting > Self.maxNesting {
+        expressionNesting += 1
+        defer { expressionNesting -= 1 }
+        if expressionNesting > Self.maxNesting {
             return try fail("expression nested more than \(Self.maxNesting) levels deep; simplify it or use a function")
         }
         let condition = try parseBinary(level: 0)
@@ -474,9 +486,9 @@ struct RulesParser {
         let op: UnaryOperator? = start.isSymbol("!") ? .not : start.isSymbol("-") ? .negate : nil
         guard let op else { return try parsePostfix() }
         advance()
-        nesting += 1
-        defer { nesting -= 1 }
-        if nesting > Self.maxNesting {
+        expressionNesting += 1
+        defer { expressionNesting -= 1 }
+        if expressionNesting > Self.maxNesting {
             return try fail("expression nested more than \(Self.maxNesting) levels deep; simplify it or use a function")
         }
         let operand = try parseUnary()
@@ -498,6 +510,7 @@ struct RulesParser {
                     if name == "matches", arguments.count == 1, case .literal(.string(let pattern)) = arguments[0].kind {
                         do {
                             let regex = try Regex(pattern)
+                            _ = try? regex.wholeMatch(in: "")  // builds the matcher now, not in concurrent decides
                             expression = try make(.matches(expression, CompiledRegex(pattern: pattern, regex: regex)), at: nameToken.location)
                             continue
                         } catch {

@@ -3,13 +3,16 @@ import SpotCore
 
 /// One problem in a rules file, at the offending token.
 public struct RulesDiagnostic: Sendable, Equatable, CustomStringConvertible {
+    /// The name given to `RulesPolicy(text:fileName:)`.
     public var fileName: String
     /// 1-based.
     public var line: Int
     /// 1-based, in Unicode scalars.
     public var column: Int
+    /// What is wrong and, where it can tell, what to write instead.
     public var message: String
 
+    /// A diagnostic at `line`:`column` of `fileName`.
     public init(fileName: String, line: Int, column: Int, message: String) {
         self.fileName = fileName
         self.line = line
@@ -23,8 +26,10 @@ public struct RulesDiagnostic: Sendable, Equatable, CustomStringConvertible {
 
 /// A rules file that cannot be used; `diagnostics` lists every problem found, in file order.
 public struct RulesError: Error, Sendable, CustomStringConvertible {
+    /// Never empty when thrown by `RulesPolicy`.
     public var diagnostics: [RulesDiagnostic]
 
+    /// An error listing `diagnostics`.
     public init(diagnostics: [RulesDiagnostic]) {
         self.diagnostics = diagnostics
     }
@@ -34,7 +39,8 @@ public struct RulesError: Error, Sendable, CustomStringConvertible {
 }
 
 /// An `AccessPolicy` from a rules file (see `RulesParser` for the language). Parsed and
-/// checked once; `decide` only matches paths and evaluates conditions.
+/// checked once; `decide` only matches paths and evaluates conditions, and is safe to call
+/// concurrently.
 public struct RulesPolicy: AccessPolicy {
     /// A match block with its full path (its ancestors' paths first) and what it can see.
     private struct CompiledBlock: Sendable {
@@ -84,8 +90,13 @@ public struct RulesPolicy: AccessPolicy {
         }
     }
 
-    /// Allows when the first allow statement (in file order) whose path matches and whose
-    /// condition is true allows; `limits` merges every `limit` that applies to the path.
+    /// Allowed by the first `allow` (in file order) whose path matches, whose operations include
+    /// the request's and whose condition is true; a condition that fails to evaluate is false.
+    /// `limits` merges every `limit` of a block matching the path or enclosing one that does.
+    /// - `rule`: `FILE:LINE:COLUMN: allow …` (the statement on one line), `nil` when denied.
+    /// - `explanation`: `allowed by FILE:LINE: allow …`; denied, `no rule matches get of
+    ///   b/n for uid` when no `allow` applies, else `no rule allows get of b/n for uid
+    ///   (FILE:3 was false, FILE:5 failed: spot is null)`; `when not signed in` replaces `for uid`.
     public func decide(_ request: AccessRequest) -> Decision {
         let segments = Self.pathSegments(request)
         var candidates: [(allow: AllowStatement, block: Int, captures: [String: RulesValue])] = []

@@ -63,6 +63,8 @@ import Testing
         ("match /b/x/o/{p=**} { match /y { allow read; } }", "1:29: '{p=**}' must be the last segment of a match path; it is followed by this nested match"),
         ("match /b/{request}/o { allow read; }", "1:7: capture 'request' hides a built-in name; rename it"),
         ("match /b/x/o { limit size: 1 MiB, size: 2 MiB; }", "1:35: limit 'size' is set twice in one statement"),
+        ("match /b/x/o { limit kinds: ['a', 'b'], size: 1 MiB; }", "1:22: unknown limit 'kinds'; limits are size, objects, types, thumbnails"),
+        ("service firebase.storage match /b/x/o { allow read; }", "1:26: expected '{' after 'service firebase.storage', found 'match'"),
         ("match /b/x/o { limit objects: 0; }", "1:31: 'objects' must be a positive whole number, found '0'"),
         ("match /b/x/o { limit types: 'image/png'; }", "1:29: expected '[' to start the list of content types, found string 'image/png'"),
         ("match /b/x/o { limit thumbnails: 1; }", "1:34: 'thumbnails' must be true or false, found '1'"),
@@ -89,6 +91,27 @@ import Testing
     func singleErrors(text: String, expected: String) {
         let diagnostics = Fixtures.diagnostics(text).map { "\($0.line):\($0.column): \($0.message)" }
         #expect(diagnostics == [expected])
+    }
+
+    @Test func recoveryResumesAtTheNextStatement() {
+        let text = """
+            match /b/x/o {
+              function f() {
+                let a = 1
+                return a;
+              }
+              allow get: if true
+              allow list: if g();
+            }
+            match /b/y/o { allow get: if h(); }
+            """
+        let diagnostics = Fixtures.diagnostics(text).map(\.description)
+        #expect(diagnostics == [
+            "bad.rules:4:5: expected ';' after the value of 'a', found 'return'",
+            "bad.rules:7:3: expected ';' after the condition, found 'allow'",
+            "bad.rules:7:18: unknown function 'g'",
+            "bad.rules:9:30: unknown function 'h'",
+        ])
     }
 
     @Test func missingFunctionsAreNotReportedTwice() {

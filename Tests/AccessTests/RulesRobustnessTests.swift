@@ -89,4 +89,17 @@ import Testing
         let diagnostics = Fixtures.diagnostics(text)
         #expect(diagnostics.map(\.description) == ["bad.rules:65:1: match blocks nest more than 64 deep"])
     }
+
+    @Test func concurrentDecisionsAgree() async throws {
+        let policy = try Fixtures.policy("match /b/x/o/{name} { allow get: if name.matches('[a-z]+[.]jpg') && request.auth.uid == 'alice'; }")
+        let names = (0..<400).map { $0 % 2 == 0 ? "photo.jpg" : "photo\($0).png" }
+        let results = await withTaskGroup(of: (String, Bool).self) { group in
+            for name in names {
+                group.addTask { (name, policy.decide(Fixtures.request(.get, "x", name)).allowed) }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        #expect(results.count == 201)
+        #expect(results.allSatisfy { $0.value == ($0.key == "photo.jpg") })
+    }
 }
