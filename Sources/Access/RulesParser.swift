@@ -267,6 +267,7 @@ struct RulesParser {
 
     private mutating func parseAllow() throws(Failure) -> AllowStatement {
         let start = current
+        let startPosition = position
         advance()
         var operations: Set<Operation> = []
         var first = true
@@ -299,8 +300,7 @@ struct RulesParser {
                 ? "expected ':' or ';' after the operations, found \(current.quoted)"
                 : "expected ';' after the condition, found \(current.quoted)")
         }
-        let text = String(decoding: source[start.offset..<previous.end], as: UTF8.self)
-            .split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(separator: " ")
+        let text = sourceText(from: startPosition)
         advance()
         return AllowStatement(operations: operations, condition: condition, location: start.location, text: text)
     }
@@ -608,6 +608,17 @@ struct RulesParser {
 
     private mutating func advance() {
         if position < tokens.count - 1 { position += 1 }
+    }
+
+    /// The tokens from `start` up to the current one as written, on one line: whatever
+    /// separates two tokens (spaces, line breaks, comments) becomes one space.
+    private func sourceText(from start: Int) -> String {
+        var text: [UInt8] = []
+        for (index, token) in tokens[start..<position].enumerated() {
+            if index > 0, token.offset > tokens[start + index - 1].end { text.append(UInt8(ascii: " ")) }
+            text += source[token.offset..<token.end]
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     private mutating func make(_ kind: Expression.Kind, at location: SourceLocation) throws(Failure) -> Expression {

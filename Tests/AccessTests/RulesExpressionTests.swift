@@ -158,7 +158,7 @@ import Testing
               allow read: if false;
             }
             match /b/{bucket}/o/{file} {
-              allow read: if true;
+              allow read: if /* always */ true;
             }
             match /b/{bucket}/o/{other} {
               allow get;
@@ -167,8 +167,8 @@ import Testing
         let decision = policy.decide(Fixtures.request(.get, "b", "a.jpg"))
         #expect(decision.rule == "test.rules:6:3: allow read: if true")
         #expect(decision.explanation == "allowed by test.rules:6: allow read: if true")
-        let strict = try Fixtures.policy("match /b/{bucket}/o/{name} {\n  allow get: if spot.owner == 'x';\n  allow read: if false;\n}")
+        let strict = try Fixtures.policy("match /b/{bucket}/o/{name} {\n  allow get: if spot.owner\n    == 'x'; // no spot\n  allow read: if false;\n}")
         let denied = strict.decide(Fixtures.request(.get, "b", "a.jpg"))
-        #expect(denied.explanation == "no rule allows get of b/a.jpg for alice (test.rules:2 failed: spot is null, test.rules:3 was false)")
+        #expect(denied.explanation == "no rule allows get of b/a.jpg for alice (test.rules:2 failed: spot is null, test.rules:4 was false)")
     }
 }
