@@ -54,7 +54,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService"]),
         .testTarget(name: "CatalogsTests", dependencies: ["Catalogs", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "AccessTests", dependencies: ["Access"]),
+        .testTarget(name: "AccessTests", dependencies: ["Access", "SpotCore"]),
         .testTarget(
             name: "GeocoderTests",
             dependencies: ["Geocoder", "SpotCore", "TestSupport"],

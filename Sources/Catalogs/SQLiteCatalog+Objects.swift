@@ -4,14 +4,14 @@ import SpotCore
 
 extension SQLiteCatalog {
     /// The spot `id` in `bucket` with its owner and current object count, or `nil` when no
-    /// object was ever committed in it under a count limit.
+    /// object was ever committed in it.
     ///
     /// A spot whose objects were all removed is still there, with a count of 0, and keeps its owner.
     public func spot(bucket: String, id: String) async throws -> SpotState? {
         try await dbWriter.read { db in
             guard let spot = try SpotRecord.fetchOne(db, key: SpotRecord.key(bucket: bucket, id: id)) else { return nil }
             let count = try ObjectRecord.inSpot(bucket: bucket, id: id).fetchCount(db)
-            return SpotState(bucket: bucket, id: id, owner: spot.owner, objectCount: count)
+            return SpotState(bucket: bucket, id: id, owner: spot.owner, objectCount: count, hidesLocation: spot.hidesLocation)
         }
     }
 
@@ -33,12 +33,12 @@ extension SQLiteCatalog {
     /// Writes `object` in one transaction, replacing an object at the same path, and returns it as stored.
     ///
     /// A replacement keeps the object's `createdAt`, sets `updatedAt`, and takes the new
-    /// digest, size, content type and owner. When `object.path` has a `topFolder` and
-    /// `spotLimit` is given, the spot is that folder: it is created owned by `object.owner`
-    /// if absent; `SpotError(.forbidden)` if someone else owns it; `SpotError(.conflict)`
-    /// if a new name would make it hold more than `spotLimit` objects (a replacement never
-    /// does). Without a limit, no spot is created or checked. Photo metadata and
-    /// thumbnails are upserted per blob digest; thumbnails of other sizes already recorded
+    /// digest, size, content type and owner, and loses its download tokens. When
+    /// `object.path` has a `topFolder`, the spot is that folder: it is created owned by
+    /// `object.owner` if absent; with `spotLimit`, `SpotError(.conflict)` if a new name
+    /// would make it hold more than `spotLimit` objects (a replacement never does). Who
+    /// may write is the access policy's business. Photo metadata and thumbnails are
+    /// upserted per blob digest; thumbnails of other sizes already recorded
     /// for the digest stay. In the same transaction, the derived location of the object's
     /// spot (when it has a spot row) is brought up to date, and so is that of every spot
     /// showing the same bytes when their photo metadata changed.
@@ -46,12 +46,13 @@ extension SQLiteCatalog {
         try await dbWriter.write { db in
             let now = Date()
             let existing = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(object.path))
-            if let spotId = object.path.topFolder, let spotLimit {
+            if let spotId = object.path.topFolder {
                 try Self.admit(object, toSpot: spotId, limit: spotLimit, isReplacement: existing != nil, at: now, db)
             }
             if var record = existing {
                 record.setContent(of: object, at: now)
                 try record.update(db)
+                try DownloadTokenRecord.filter(Column("objectId") == record.id).deleteAll(db)
             } else {
                 var record = ObjectRecord(object, at: now)
                 try record.insert(db)
@@ -82,7 +83,8 @@ extension SQLiteCatalog {
 
     /// Removes the object at `path` and returns it, or `nil` when absent.
     ///
-    /// Its blob, photo metadata and thumbnails stay for garbage collection; its spot stays
+    /// Its download tokens go with it (cascade). Its blob, photo metadata and thumbnails
+    /// stay for garbage collection; its spot stays
     /// with its owner and overrides, its derived location brought up to date in the same
     /// transaction.
     public func removeObject(at path: ObjectPath) async throws -> StoredObject? {
@@ -98,17 +100,13 @@ extension SQLiteCatalog {
 
     /// Lets `object` into spot `spotId`, creating the spot if absent, or throws why not.
     private static func admit(
-        _ object: NewObject, toSpot spotId: String, limit: Int, isReplacement: Bool, at now: Date, _ db: Database
+        _ object: NewObject, toSpot spotId: String, limit: Int?, isReplacement: Bool, at now: Date, _ db: Database
     ) throws {
         let bucket = object.path.bucket
-        if let spot = try SpotRecord.fetchOne(db, key: SpotRecord.key(bucket: bucket, id: spotId)) {
-            guard spot.owner == object.owner else {
-                throw SpotError(.forbidden, "spot \(bucket)/\(spotId) is owned by \(spot.owner)")
-            }
-        } else {
+        if try !SpotRecord.exists(db, key: SpotRecord.key(bucket: bucket, id: spotId)) {
             try SpotRecord(bucket: bucket, id: spotId, owner: object.owner, createdAt: now).insert(db)
         }
-        guard !isReplacement else { return }
+        guard let limit, !isReplacement else { return }
         let count = try ObjectRecord.inSpot(bucket: bucket, id: spotId).fetchCount(db)
         guard count < limit else {
             throw SpotError(.conflict, "spot \(bucket)/\(spotId) already holds \(count) objects; the limit is \(limit)")

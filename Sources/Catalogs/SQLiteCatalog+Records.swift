@@ -29,7 +29,28 @@ struct UserSummaryRow: Decodable, FetchableRecord {
     var createdAt: Date
     var tokenCount: Int
 
-    var user: User { User(uid: uid, createdAt: createdAt, tokenCount: tokenCount) }
+    func user(claims: [String: String]) -> User { User(uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims) }
+}
+
+/// A row of `claims`: one `request.auth.token.<key>` value of a user.
+struct ClaimRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "claims"
+
+    var uid: String
+    var key: String
+    var value: String
+}
+
+/// A row of `downloadTokens`: the SHA-256 of a download token of one object row; deleted
+/// with the row (cascade) and when the object is replaced.
+struct DownloadTokenRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "downloadTokens"
+
+    var digest: String
+    var objectId: Int64
+    var createdAt: Date
+
+    var token: DownloadToken { DownloadToken(id: String(digest.prefix(16)), createdAt: createdAt) }
 }
 
 extension UserRecord {
@@ -79,6 +100,8 @@ struct SpotRecord: Codable, Equatable, FetchableRecord, PersistableRecord, Geota
     var cityKey: String?
     /// Whether the spot's photos are more than 1 km apart.
     var scattered = false
+    /// Whether the owner hid the exact position from everyone else.
+    var hidesLocation = false
 
     /// The primary key of spot `id` in `bucket`.
     static func key(bucket: String, id: String) -> [String: String] { ["bucket": bucket, "id": id] }
@@ -112,7 +135,7 @@ struct SpotRecord: Codable, Equatable, FetchableRecord, PersistableRecord, Geota
         return SpotDetails(
             bucket: bucket, id: id, owner: owner, objectCount: objects.count, name: name, description: description,
             location: location, place: effectivePlace, cityOverride: cityOverride, scattered: scattered,
-            objects: objects, distanceKm: distanceKm)
+            objects: objects, distanceKm: distanceKm, hidesLocation: hidesLocation)
     }
 }
 

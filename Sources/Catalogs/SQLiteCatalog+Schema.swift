@@ -8,6 +8,7 @@ extension SQLiteCatalog {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createSchemaV1)
         migrator.registerMigration("v2", migrate: addPlacesV2)
+        migrator.registerMigration("v3", migrate: addRulesAndSharingV3)
         return migrator
     }
 
@@ -135,6 +136,44 @@ extension SQLiteCatalog {
                     derived.location.latitude, derived.location.longitude, derived.location.altitude, derived.scattered,
                     spot.bucket, spot.id,
                 ])
+        }
+    }
+
+    /// User claims for the access rules; download tokens (digests only, gone with their
+    /// object); spots hiding their position and GPS-free copies of photos; and a spot row
+    /// for every top folder, owned by the owner of its oldest object.
+    ///
+    /// Shipped: never change this.
+    private static func addRulesAndSharingV3(_ db: Database) throws {
+        try db.create(table: ClaimRecord.databaseTableName) { t in
+            t.column("uid", .text).notNull().references(UserRecord.databaseTableName, onDelete: .cascade)
+            t.column("key", .text).notNull()
+            t.column("value", .text).notNull()
+            t.primaryKey(["uid", "key"])
+        }
+        try db.create(table: DownloadTokenRecord.databaseTableName) { t in
+            t.primaryKey("digest", .text)
+            t.column("objectId", .integer).notNull().indexed()
+                .references(ObjectRecord.databaseTableName, onDelete: .cascade)
+            t.column("createdAt", .datetime).notNull()
+        }
+        try db.alter(table: SpotRecord.databaseTableName) { t in
+            t.add(column: "hidesLocation", .boolean).notNull().defaults(to: false)
+        }
+        try db.alter(table: PhotoRecord.databaseTableName) { t in
+            t.add(column: "locationFreeDigest", .text)
+        }
+        try db.execute(sql: """
+            INSERT INTO spots (bucket, id, owner, createdAt)
+            SELECT o.bucket, o.spotId, o.owner, o.createdAt FROM objects o
+            WHERE o.spotId IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM spots s WHERE s.bucket = o.bucket AND s.id = o.spotId)
+              AND o.id = (SELECT o2.id FROM objects o2 WHERE o2.bucket = o.bucket AND o2.spotId = o.spotId
+                          ORDER BY o2.createdAt, o2.id LIMIT 1)
+            """)
+        let newSpots = try Row.fetchAll(db, sql: "SELECT bucket, id FROM spots WHERE latitude IS NULL")
+        for row in newSpots {
+            try refreshLocation(of: SpotKey(bucket: row["bucket"], id: row["id"]), db)
         }
     }
 }

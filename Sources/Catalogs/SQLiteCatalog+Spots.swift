@@ -45,7 +45,7 @@ extension SQLiteCatalog {
     /// `.city(name)`: spots whose effective city folds (`cityKey(_:)`) to the same key as
     /// `name`, by id (byte order). `.near`: spots with a location within `radiusKm`
     /// (haversine on a sphere of radius 6371.0088 km), nearest first, then by id, with
-    /// `distanceKm` set; a latitude/longitude box narrows the scan, widened to every
+    /// `distanceKm` set, never a spot whose owner hid its position; a latitude/longitude box narrows the scan, widened to every
     /// longitude when the circle holds a pole. A page costs a fixed number of queries,
     /// whatever it holds.
     /// - Throws: `SpotError(.badRequest)` for an invalid bucket, `maxResults` outside
@@ -104,11 +104,11 @@ extension SQLiteCatalog {
         return ids.compactMap { byId[$0] }
     }
 
-    /// The id and position of every spot of `bucket` whose location is in `box`.
+    /// The id and position of every spot of `bucket` whose location is in `box` and not hidden.
     private static func spotPositions(
         in bucket: String, within box: BoundingBox, _ db: Database
     ) throws -> [(id: String, latitude: Double, longitude: Double)] {
-        var sql = "SELECT id, latitude, longitude FROM \(SpotRecord.databaseTableName) WHERE bucket = ? AND latitude BETWEEN ? AND ?"
+        var sql = "SELECT id, latitude, longitude FROM \(SpotRecord.databaseTableName) WHERE bucket = ? AND NOT hidesLocation AND latitude BETWEEN ? AND ?"
         var arguments: StatementArguments = [bucket, box.latitudes.lowerBound, box.latitudes.upperBound]
         if let longitudes = box.longitudes {
             sql += " AND (" + longitudes.map { _ in "longitude BETWEEN ? AND ?" }.joined(separator: " OR ") + ")"

@@ -17,10 +17,10 @@ extension SQLiteCatalog {
                 throw SpotError(.conflict, "user '\(uid)' already exists")
             }
             try Self.insertToken(tokenDigest, for: uid, at: now, db)
-            guard let user = try UserRecord.summaries(UserRecord.filter(key: uid)).fetchOne(db) else {
+            guard let user = try Self.user(uid, db) else {
                 throw SpotError(.internal, "user '\(uid)' vanished while it was being created")
             }
-            return user.user
+            return user
         }
     }
 
@@ -39,15 +39,35 @@ extension SQLiteCatalog {
     /// The user owning the token with this digest, or `nil` (a revoked token is gone).
     public func user(tokenDigest: Digest) async throws -> User? {
         try await dbWriter.read { db in
-            guard let token = try TokenRecord.fetchOne(db, key: tokenDigest.hex) else { return nil }
-            return try UserRecord.summaries(UserRecord.filter(key: token.uid)).fetchOne(db)?.user
+            guard let token = try TokenRecord.fetchOne(db, key: tokenDigest.hex),
+                  let stored = Digest(hex: token.digest), stored.equalsInConstantTime(tokenDigest)
+            else { return nil }
+            return try Self.user(token.uid, db)
         }
     }
 
     /// All users, by uid (byte order), with their live token counts; empty when there are none.
     public func users() async throws -> [User] {
         try await dbWriter.read { db in
-            try UserRecord.summaries().fetchAll(db).map(\.user)
+            var claims: [String: [String: String]] = [:]
+            for claim in try ClaimRecord.fetchAll(db) { claims[claim.uid, default: [:]][claim.key] = claim.value }
+            return try UserRecord.summaries().fetchAll(db).map { $0.user(claims: claims[$0.uid] ?? [:]) }
+        }
+    }
+
+    /// Sets (or, with a `nil` value, removes) claims of `uid` and returns the user, or `nil`
+    /// when there is no such user. Keys and values are stored as given.
+    public func updateClaims(of uid: String, _ changes: [String: String?]) async throws -> User? {
+        try await dbWriter.write { db in
+            guard try UserRecord.exists(db, key: uid) else { return nil }
+            for (key, value) in changes {
+                if let value {
+                    try ClaimRecord(uid: uid, key: key, value: value).upsert(db)
+                } else {
+                    try ClaimRecord.deleteOne(db, key: ["uid": uid, "key": key])
+                }
+            }
+            return try Self.user(uid, db)
         }
     }
 
@@ -59,6 +79,13 @@ extension SQLiteCatalog {
             try TokenRecord.filter(Column("uid") == uid).deleteAll(db)
             return true
         }
+    }
+
+    /// User `uid` with its token count and claims, or `nil`.
+    private static func user(_ uid: String, _ db: Database) throws -> User? {
+        guard let summary = try UserRecord.summaries(UserRecord.filter(key: uid)).fetchOne(db) else { return nil }
+        let claims = try ClaimRecord.filter(Column("uid") == uid).fetchAll(db)
+        return summary.user(claims: Dictionary(uniqueKeysWithValues: claims.map { ($0.key, $0.value) }))
     }
 
     /// Inserts the token `digest` of `uid`; a digest already in use is a conflict.

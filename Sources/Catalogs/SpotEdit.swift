@@ -14,6 +14,7 @@ struct SpotEdit: Sendable, Equatable {
     let name: String??
     let description: String??
     let cityOverride: String??
+    let hidesLocation: Bool?
 
     /// Trims white space (newlines too) around each field; what is empty then clears the field.
     /// - Throws: `SpotError(.badRequest)` when a trimmed name or city has more than 200
@@ -22,6 +23,7 @@ struct SpotEdit: Sendable, Equatable {
         name = try Self.checked(changes.name, "name", maxLength: Self.maxNameLength)
         description = try Self.checked(changes.description, "description", maxLength: Self.maxDescriptionLength)
         cityOverride = try Self.checked(changes.city, "city", maxLength: Self.maxCityLength)
+        hidesLocation = changes.hidesLocation
     }
 
     /// Applies the edit to the owner's fields of `spot` and brings its city key up to date.
@@ -29,6 +31,7 @@ struct SpotEdit: Sendable, Equatable {
         if let name { spot.name = name }
         if let description { spot.description = description }
         if let cityOverride { spot.cityOverride = cityOverride }
+        if let hidesLocation { spot.hidesLocation = hidesLocation }
         spot.updateCityKey()
     }
 

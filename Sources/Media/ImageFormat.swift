@@ -1,5 +1,5 @@
 /// An image format SpotStore analyses and makes thumbnails of.
-public enum ImageFormat: String, Sendable {
+public enum ImageFormat: String, Sendable, CaseIterable {
     /// JPEG (JFIF/EXIF), magic bytes `FF D8 FF`.
     case jpeg
     /// PNG, magic bytes `89 50 4E 47 0D 0A 1A 0A`.

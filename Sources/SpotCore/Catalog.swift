@@ -8,10 +8,14 @@ public protocol Catalog: Sendable {
     /// - Throws: `SpotError(.conflict)` when the uid exists.
     func addUser(_ uid: String, tokenDigest: Digest) async throws -> User
 
+    /// Sets (or, with a `nil` value, removes) claims of `uid` and returns the user, or `nil`
+    /// when there is no such user. Keys and values are validated by the caller.
+    func updateClaims(of uid: String, _ changes: [String: String?]) async throws -> User?
+
     /// Gives an existing user one more token. Returns `false` when there is no such user.
     func addToken(for uid: String, tokenDigest: Digest) async throws -> Bool
 
-    /// The user owning the token with this digest, or `nil`.
+    /// The user owning the token with this digest, with its claims, or `nil`.
     func user(tokenDigest: Digest) async throws -> User?
 
     /// All users, by uid.
@@ -34,15 +38,16 @@ public protocol Catalog: Sendable {
     /// brings the spot's derived location (first photo with GPS, its place, whether the
     /// photos are more than 1 km apart) up to date in the same transaction.
     ///
-    /// When `object.path` is in a spot (`topFolder` is non-nil) and `spotLimit` is given:
-    /// creates the spot owned by `object.owner` if absent; refuses with
-    /// `SpotError(.forbidden)` if it is owned by someone else; refuses with
-    /// `SpotError(.conflict)` if a new object would make the spot hold more than
-    /// `spotLimit` objects. Photo metadata and thumbnails are recorded per blob digest.
+    /// When `object.path` is in a spot (`topFolder` is non-nil): creates the spot owned by
+    /// `object.owner` if absent; with `spotLimit`, refuses with `SpotError(.conflict)` if a
+    /// new object would make the spot hold more than `spotLimit` objects. Who may write
+    /// where is the access policy's business, not the catalog's. A replaced object's
+    /// download tokens are revoked. Photo metadata and thumbnails are recorded per blob digest.
     func commit(_ object: NewObject, spotLimit: Int?) async throws -> StoredObject
 
     /// Removes the object at `path` and returns it, or `nil` when absent. Its blob stays
-    /// for garbage collection; the spot's derived location is brought up to date.
+    /// for garbage collection; its download tokens go with it; the spot's derived location
+    /// is brought up to date.
     func removeObject(at path: ObjectPath) async throws -> StoredObject?
 
     /// One page of objects. `pageToken` is opaque; a bad one throws `SpotError(.badRequest)`.
@@ -58,6 +63,26 @@ public protocol Catalog: Sendable {
     func updateSpot(bucket: String, id: String, changes: SpotChanges) async throws -> SpotDetails
 
     /// Spots matching `query`: by city in id order, or near a point by distance then id.
-    /// Spots without a location never match `near`. A bad page token throws `.badRequest`.
+    /// Spots without a location, or whose owner hid it, never match `near`. A bad page token throws `.badRequest`.
     func findSpots(_ query: SpotQuery) async throws -> SpotPage
+
+    /// Records a download token (its SHA-256 `digest`) for the object at `path`; `nil`
+    /// when there is no object there.
+    func addDownloadToken(_ digest: Digest, to path: ObjectPath) async throws -> DownloadToken?
+
+    /// The live download tokens of the object at `path`, oldest first; `nil` when there is no object.
+    func downloadTokens(of path: ObjectPath) async throws -> [DownloadToken]?
+
+    /// Revokes the download token `id` of the object at `path`; `false` when there is no such token.
+    func revokeDownloadToken(_ id: String, of path: ObjectPath) async throws -> Bool
+
+    /// The object at `path` if a live download token of it has this digest (compared in
+    /// constant time), else `nil`.
+    func object(at path: ObjectPath, downloadTokenDigest: Digest) async throws -> StoredObject?
+
+    /// The blob holding the same image as `digest` with its GPS removed, if made before.
+    func locationFreeDigest(of digest: Digest) async throws -> Digest?
+
+    /// Records that blob `free` is `digest` without GPS (the blob is already stored).
+    func setLocationFreeDigest(_ free: Digest, of digest: Digest) async throws
 }

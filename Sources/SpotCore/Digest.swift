@@ -28,6 +28,13 @@ public struct Digest: Hashable, Sendable, Comparable, Codable, CustomStringConve
         return stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] }
     }
 
+    /// Whether `other` is the same digest, compared in time that does not depend on where they differ.
+    public func equalsInConstantTime(_ other: Digest) -> Bool {
+        var difference: UInt8 = 0
+        for (mine, theirs) in zip(hex.utf8, other.hex.utf8) { difference |= mine ^ theirs }
+        return difference == 0 && hex.utf8.count == other.hex.utf8.count
+    }
+
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let digest = Digest(hex: text) else {

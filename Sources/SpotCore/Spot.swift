@@ -23,12 +23,15 @@ public struct SpotDetails: Sendable, Equatable {
     public var objects: [StoredObject]
     /// Distance from the query point, for `near` searches only.
     public var distanceKm: Double?
+    /// Whether the owner hid the exact position: everyone else sees the city only.
+    public var hidesLocation: Bool
 
     public init(
         bucket: String, id: String, owner: String, objectCount: Int, name: String? = nil, description: String? = nil,
         location: GeoPoint? = nil, place: Place? = nil, cityOverride: String? = nil, scattered: Bool = false,
-        objects: [StoredObject] = [], distanceKm: Double? = nil
+        objects: [StoredObject] = [], distanceKm: Double? = nil, hidesLocation: Bool = false
     ) {
+        self.hidesLocation = hidesLocation
         self.bucket = bucket
         self.id = id
         self.owner = owner
@@ -50,8 +53,11 @@ public struct SpotChanges: Sendable, Equatable {
     public var description: String?
     /// Replaces the geocoded city; an empty string goes back to geocoding.
     public var city: String?
+    /// Hides (or shows again) the exact position from everyone but the owner.
+    public var hidesLocation: Bool?
 
-    public init(name: String? = nil, description: String? = nil, city: String? = nil) {
+    public init(name: String? = nil, description: String? = nil, city: String? = nil, hidesLocation: Bool? = nil) {
+        self.hidesLocation = hidesLocation
         self.name = name
         self.description = description
         self.city = city

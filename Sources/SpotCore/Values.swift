@@ -70,11 +70,25 @@ public struct User: Sendable, Equatable {
     public var createdAt: Date
     /// How many live tokens the user has; 0 after `revoke`.
     public var tokenCount: Int
+    /// What the access rules read as `request.auth.token.<key>` (`admin` → `"true"`).
+    public var claims: [String: String]
 
-    public init(uid: String, createdAt: Date, tokenCount: Int) {
+    public init(uid: String, createdAt: Date, tokenCount: Int, claims: [String: String] = [:]) {
         self.uid = uid
         self.createdAt = createdAt
         self.tokenCount = tokenCount
+        self.claims = claims
+    }
+
+    /// Claim keys are 1–64 ASCII letters, digits and `_`, not starting with a digit
+    /// (so the rules can name them: `request.auth.token.admin`); values at most 256 bytes.
+    public static func validate(claim key: String, value: String?) throws(SpotError) {
+        guard (1...64).contains(key.utf8.count), let first = key.utf8.first, !(48...57).contains(first),
+              key.utf8.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 95 })
+        else { throw SpotError(.badRequest, "'\(key)' is not a valid claim name: use 1-64 letters, digits or '_', not starting with a digit") }
+        if let value, value.utf8.count > 256 {
+            throw SpotError(.badRequest, "the value of claim '\(key)' has \(value.utf8.count) bytes; at most 256 are allowed")
+        }
     }
 
     /// Uids are 1–64 ASCII letters, digits, `-` and `_`.
@@ -93,12 +107,15 @@ public struct SpotState: Sendable, Equatable {
     public var owner: String
     /// Objects currently in the spot.
     public var objectCount: Int
+    /// Whether the owner hid the spot's exact position from everyone else.
+    public var hidesLocation: Bool
 
-    public init(bucket: String, id: String, owner: String, objectCount: Int) {
+    public init(bucket: String, id: String, owner: String, objectCount: Int, hidesLocation: Bool = false) {
         self.bucket = bucket
         self.id = id
         self.owner = owner
         self.objectCount = objectCount
+        self.hidesLocation = hidesLocation
     }
 }
 
@@ -190,5 +207,18 @@ public struct Listing: Sendable, Equatable {
         self.prefixes = prefixes
         self.items = items
         self.nextPageToken = nextPageToken
+    }
+}
+
+/// A Firebase-style download token of an object, as its owner sees it: the token itself
+/// is shown once, when made, and stored only as its SHA-256.
+public struct DownloadToken: Sendable, Equatable {
+    /// Names the token for `revoke`: the first 16 hex digits of its digest.
+    public var id: String
+    public var createdAt: Date
+
+    public init(id: String, createdAt: Date) {
+        self.id = id
+        self.createdAt = createdAt
     }
 }

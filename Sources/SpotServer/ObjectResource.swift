@@ -17,10 +17,11 @@ struct ObjectResource: Encodable {
         let location: Location?
     }
 
-    /// A position with the place it names: `{latitude, longitude, altitude, city, region, country, countryCode, distanceKm}`.
+    /// A position with the place it names: `{latitude, longitude, altitude, city, region,
+    /// country, countryCode, distanceKm}`; only the place when the position is hidden.
     struct Location: Encodable {
-        let latitude: Double
-        let longitude: Double
+        let latitude: Double?
+        let longitude: Double?
         let altitude: Double?
         let city: String?
         let region: String?
@@ -29,10 +30,10 @@ struct ObjectResource: Encodable {
         let distanceKm: Double?
 
         init?(_ point: GeoPoint?, place: Place?) {
-            guard let point else { return nil }
-            latitude = point.latitude
-            longitude = point.longitude
-            altitude = point.altitude
+            guard point != nil || place != nil else { return nil }
+            latitude = point?.latitude
+            longitude = point?.longitude
+            altitude = point?.altitude
             city = place?.city
             region = place?.region
             country = place?.country
@@ -92,6 +93,23 @@ struct ListResource: Encodable {
     let prefixes: [String]
     let items: [ObjectResource]
     let nextPageToken: String?
+}
+
+/// A new download token, shown once: `{id, token, url, timeCreated}`.
+struct NewDownloadTokenResource: Encodable {
+    let id: String
+    let token: String
+    let url: String
+    let timeCreated: Date
+}
+
+/// An object's live download tokens: `{tokens: [{id, timeCreated}]}`.
+struct DownloadTokensResource: Encodable {
+    struct Token: Encodable {
+        let id: String
+        let timeCreated: Date
+    }
+    let tokens: [Token]
 }
 
 /// A signed download URL: `{url, expires}`.

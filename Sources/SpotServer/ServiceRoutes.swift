@@ -10,28 +10,34 @@ protocol ServiceRoutes: Sendable {
 }
 
 extension ServiceRoutes {
-    /// The user of the bearer token; `.unauthenticated` without a valid one, `.rateLimited`
-    /// after too many failures from the client's address.
-    func authenticate(_ request: Request, _ context: SpotRequestContext) async throws -> User {
+    /// The user of the bearer token, `nil` without an Authorization header (the rules
+    /// decide what anonymous requests may do); `.unauthenticated` for a token that is not
+    /// valid, `.rateLimited` after too many failures from the client's address.
+    func authenticate(_ request: Request, _ context: SpotRequestContext) async throws -> User? {
+        try await withFailuresCounted(context) {
+            try await service.authenticate(token: try bearerToken(request))
+        }
+    }
+
+    /// Runs `check` (a sign-in or a download token) unless the client's address failed too
+    /// often lately; an `.unauthenticated` or `.forbidden` answer counts as a failure.
+    func withFailuresCounted<Value>(_ context: SpotRequestContext, _ check: () async throws -> Value) async throws -> Value {
         let client = context.clientAddress
         try await limiter.check(client)
         do {
-            return try await service.authenticate(token: try bearerToken(request))
-        } catch let error as SpotError where error.kind == .unauthenticated {
+            return try await check()
+        } catch let error as SpotError where error.kind == .unauthenticated || error.kind == .forbidden {
             await limiter.recordFailure(client)
             throw error
         }
     }
 
     private func bearerToken(_ request: Request) throws(SpotError) -> String? {
-        var token: String?
-        if let header = request.headers[.authorization] {
-            guard header.lowercased().hasPrefix("bearer ") else {
-                throw SpotError(.unauthenticated, "the Authorization header must be 'Bearer <token>'")
-            }
-            token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        guard let header = request.headers[.authorization] else { return nil }
+        guard header.lowercased().hasPrefix("bearer ") else {
+            throw SpotError(.unauthenticated, "the Authorization header must be 'Bearer <token>'")
         }
-        return token
+        return String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
     }
 
     /// The `:bucket` parameter, validated.

@@ -27,6 +27,8 @@ struct SpotResource: Encodable {
     let photos: [Photo]
     /// For `near` searches: the distance from the query point.
     let distanceKm: Double?
+    /// True when the owner hid the exact position: others see the city only.
+    let locationHidden: Bool
 
     init(_ spot: SpotDetails, baseURL: String) {
         id = spot.id
@@ -45,6 +47,7 @@ struct SpotResource: Encodable {
         }
         thumbnails = photos.lazy.compactMap(\.thumbnails).first
         distanceKm = spot.distanceKm.map { ($0 * 1000).rounded() / 1000 }
+        locationHidden = spot.hidesLocation
     }
 }
 
@@ -59,4 +62,5 @@ struct SpotChangesBody: Decodable {
     let name: String?
     let description: String?
     let city: String?
+    let hideLocation: Bool?
 }

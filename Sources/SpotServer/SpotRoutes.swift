@@ -46,7 +46,8 @@ struct SpotRoutes: ServiceRoutes {
         return try json(SpotResource(spot, baseURL: baseURL(request)))
     }
 
-    /// `PATCH /v0/b/{bucket}/spots/{spotId}` with `{"name", "description", "city"}` (each optional; `""` clears).
+    /// `PATCH /v0/b/{bucket}/spots/{spotId}` with `{"name", "description", "city", "hideLocation"}`
+    /// (each optional; `""` clears a text).
     @Sendable func update(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let user = try await authenticate(request, context)
         var request = request
@@ -55,11 +56,12 @@ struct SpotRoutes: ServiceRoutes {
         do {
             changes = try JSONDecoder().decode(SpotChangesBody.self, from: Data(buffer: body))
         } catch {
-            throw SpotError(.badRequest, "the body must be JSON like {\"name\": \"…\", \"description\": \"…\", \"city\": \"…\"}")
+            throw SpotError(.badRequest, "the body must be JSON like {\"name\": \"…\", \"description\": \"…\", \"city\": \"…\", \"hideLocation\": true}")
         }
         let spot = try await service.updateSpot(
             bucket: try bucket(context), id: try spotID(context),
-            changes: SpotChanges(name: changes.name, description: changes.description, city: changes.city), by: user)
+            changes: SpotChanges(name: changes.name, description: changes.description, city: changes.city, hidesLocation: changes.hideLocation),
+            by: user)
         return try json(SpotResource(spot, baseURL: baseURL(request)))
     }
 

@@ -36,6 +36,7 @@ public enum SpotServer {
         router.post("/v0/b/:bucket/o", use: api.create)
         router.get("/v0/b/:bucket/o", use: api.list)
         router.put("/v0/b/:bucket/o/**", use: api.put)
+        router.post("/v0/b/:bucket/o/**", use: api.post)
         router.get("/v0/b/:bucket/o/**", use: api.get)
         router.head("/v0/b/:bucket/o/**", use: api.get)
         router.delete("/v0/b/:bucket/o/**", use: api.delete)
@@ -73,9 +74,22 @@ struct ObjectRoutes: ServiceRoutes {
         try await upload(request, context, to: try objectPath(request, context))
     }
 
+    /// `POST /v0/b/{bucket}/o/{name}?alt=downloadTokens`: a new download token (owner only).
+    @Sendable func post(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let path = try objectPath(request, context)
+        guard request.uri.queryParameters.get("alt") == "downloadTokens" else {
+            throw SpotError(.badRequest, "POST to an object makes a download token: POST …/o/{name}?alt=downloadTokens; upload with PUT")
+        }
+        let user = try await authenticate(request, context)
+        let (token, info) = try await service.addDownloadToken(to: path, by: user)
+        let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request)))?alt=media&token=\(token)"
+        return try json(NewDownloadTokenResource(id: info.id, token: token, url: url, timeCreated: info.createdAt))
+    }
+
     /// `GET` (or `HEAD`) `/v0/b/{bucket}/o/{name}`: metadata; `?alt=media` the bytes;
     /// `?alt=thumbnail&size=N` a thumbnail; `?alt=signedUrl&expiresIn=S` a signed download URL
-    /// (owner only). `?alt=media&expires=…&signature=…` needs no token.
+    /// and `?alt=downloadTokens` the download tokens (owner only). `?alt=media` with
+    /// `expires` and `signature`, or with a download `token`, needs no Authorization.
     @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let path = try objectPath(request, context)
         let parameters = request.uri.queryParameters
@@ -83,7 +97,15 @@ struct ObjectRoutes: ServiceRoutes {
             guard parameters.get("alt") == "media", let expires = parameters.get("expires", as: Int64.self) else {
                 throw SpotError(.badRequest, "a signed URL needs alt=media, expires and signature, as it was given")
             }
-            return try await media(of: try await service.object(at: path, signature: signature, expires: expires), request: request)
+            return try await media(try await service.download(at: path, signature: signature, expires: expires), request: request)
+        }
+        if let token = parameters.get("token") {
+            guard parameters.get("alt") == "media" else {
+                throw SpotError(.badRequest, "a download token works with alt=media: …/o/{name}?alt=media&token=…")
+            }
+            return try await media(try await withFailuresCounted(context) {
+                try await service.download(at: path, downloadToken: token)
+            }, request: request)
         }
         let user = try await authenticate(request, context)
         switch parameters.get("alt") {
@@ -97,8 +119,11 @@ struct ObjectRoutes: ServiceRoutes {
             let (expires, signature) = try await service.signDownload(of: path, lifetime: lifetime, by: user)
             let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request)))?alt=media&expires=\(expires)&signature=\(signature)"
             return try json(SignedURLResource(url: url, expires: Date(timeIntervalSince1970: Double(expires))))
+        case "downloadTokens":
+            let tokens = try await service.downloadTokens(of: path, by: user)
+            return try json(DownloadTokensResource(tokens: tokens.map { .init(id: $0.id, timeCreated: $0.createdAt) }))
         case "media":
-            return try await media(of: try await service.object(at: path, for: user), request: request)
+            return try await media(try await service.download(at: path, for: user), request: request)
         case "thumbnail":
             guard let size = request.uri.queryParameters.get("size", as: Int.self) else {
                 throw SpotError(.badRequest, "give the thumbnail size: ?alt=thumbnail&size=256 (or 1024)")
@@ -117,14 +142,24 @@ struct ObjectRoutes: ServiceRoutes {
             headers[.contentLength] = String(bytes.count)
             return Response(status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: ByteBuffer(bytes: bytes)))
         case let other?:
-            throw SpotError(.badRequest, "unknown alt=\(other); use alt=media, alt=thumbnail, alt=signedUrl or no alt for metadata")
+            throw SpotError(.badRequest, "unknown alt=\(other); use alt=media, alt=thumbnail, alt=signedUrl, alt=downloadTokens or no alt for metadata")
         }
     }
 
-    /// `DELETE /v0/b/{bucket}/o/{name}`: 204 on success.
+    /// `DELETE /v0/b/{bucket}/o/{name}`: 204 on success. With `?alt=downloadTokens&id=ID`,
+    /// revokes that download token instead; any other parameter is refused, so a mistyped
+    /// revocation never deletes the object.
     @Sendable func delete(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let path = try objectPath(request, context)
+        let parameters = request.uri.queryParameters
         let user = try await authenticate(request, context)
-        _ = try await service.delete(try objectPath(request, context), by: user)
+        if parameters.get("alt") == "downloadTokens", let id = parameters.get("id"), parameters.count == 2 {
+            try await service.revokeDownloadToken(id, of: path, by: user)
+        } else if parameters.isEmpty {
+            _ = try await service.delete(path, by: user)
+        } else {
+            throw SpotError(.badRequest, "DELETE …/o/{name} deletes the object and takes no parameters; revoke a download token with ?alt=downloadTokens&id=ID")
+        }
         return Response(status: .noContent)
     }
 
@@ -150,7 +185,7 @@ struct ObjectRoutes: ServiceRoutes {
 
     /// The bytes of `object`, honouring `If-None-Match` (304), one `Range` (206, or 416 when
     /// unsatisfiable) and `HEAD` (headers only).
-    private func media(of object: StoredObject, request: Request) async throws -> Response {
+    private func media(_ object: Download, request: Request) async throws -> Response {
         var headers = HTTPFields()
         headers[.eTag] = "\"\(object.digest.hex)\""
         headers[.acceptRanges] = "bytes"

@@ -1,3 +1,4 @@
+import Access
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -47,7 +48,7 @@ public struct BlobWriter: Sendable {
             for try await chunk in body {
                 size += Int64(chunk.count)
                 guard size <= maxBytes else {
-                    throw SpotError(.tooLarge, "the upload is larger than the limit of \(Self.describe(bytes: maxBytes)) for this path")
+                    throw SpotError(.tooLarge, "the upload is larger than the limit of \(UploadLimits.describe(bytes: maxBytes)) for this path")
                 }
                 try Self.consume(chunk, fd: fd, hasher: &hasher, head: &head)
             }
@@ -93,13 +94,5 @@ public struct BlobWriter: Sendable {
             }
             written += result
         }
-    }
-
-
-    /// `6 MiB`, `512 KiB`, `100 bytes`.
-    static func describe(bytes: Int64) -> String {
-        if bytes >= 1024 * 1024, bytes % (1024 * 1024) == 0 { return "\(bytes / (1024 * 1024)) MiB" }
-        if bytes >= 1024, bytes % 1024 == 0 { return "\(bytes / 1024) KiB" }
-        return "\(bytes) bytes"
     }
 }

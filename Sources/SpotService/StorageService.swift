@@ -71,23 +71,34 @@ public struct StorageService: Sendable {
 
     // MARK: Users
 
-    /// The user holding `token`.
-    /// - Throws: `SpotError(.unauthenticated)` when the token is missing or not live.
-    public func authenticate(token: String?) async throws -> User {
-        guard let token, !token.isEmpty else {
-            throw SpotError(.unauthenticated, "sign in: send 'Authorization: Bearer <token>' (create one with `spotstore users add UID`)")
-        }
-        guard let user = try await catalog.user(tokenDigest: Tokens.digest(of: token)) else {
+    /// The user holding `token`, or `nil` (anonymous) when there is no token: the rules
+    /// decide what anonymous requests may do.
+    /// - Throws: `SpotError(.unauthenticated)` when a token is given and not live.
+    public func authenticate(token: String?) async throws -> User? {
+        guard let token else { return nil }
+        guard !token.isEmpty, let user = try await catalog.user(tokenDigest: Tokens.digest(of: token)) else {
             throw SpotError(.unauthenticated, "the token is not valid (it may have been revoked)")
         }
         return user
     }
 
-    /// Creates `uid` and returns it with its first token, which is not stored anywhere.
-    public func addUser(_ uid: String) async throws -> (user: User, token: String) {
+    /// Creates `uid` with `claims` and returns it with its first token, which is not stored anywhere.
+    public func addUser(_ uid: String, claims: [String: String] = [:]) async throws -> (user: User, token: String) {
         try User.validate(uid: uid)
+        for (key, value) in claims { try User.validate(claim: key, value: value) }
         let token = Tokens.generate()
-        return (try await catalog.addUser(uid, tokenDigest: Tokens.digest(of: token)), token)
+        var user = try await catalog.addUser(uid, tokenDigest: Tokens.digest(of: token))
+        if !claims.isEmpty { user = try await updateClaims(of: uid, claims) }
+        return (user, token)
+    }
+
+    /// Sets claims of `uid` (a `nil` value removes one); the rules see them at once.
+    public func updateClaims(of uid: String, _ changes: [String: String?]) async throws -> User {
+        for (key, value) in changes { try User.validate(claim: key, value: value) }
+        guard let user = try await catalog.updateClaims(of: uid, changes) else {
+            throw SpotError(.notFound, "there is no user '\(uid)'")
+        }
+        return user
     }
 
     /// A new token for an existing user.
@@ -110,33 +121,50 @@ public struct StorageService: Sendable {
 
     /// Stores `body` at `path` for `user` and returns the committed object.
     ///
-    /// Order: authorise; refuse a declared size over the limit; reserve a slot in the spot
-    /// (refused uploads never read their body); stream to a temp file, hashing, stopping at
-    /// the size limit; sniff the bytes; for images read EXIF and make thumbnails (reused
-    /// when the same bytes were stored before); move the blob in; commit, re-checking limits.
+    /// Order: the policy decides on the declared size and content type, against the spot
+    /// as it will be once the uploads in flight commit, and gives the limits (refused
+    /// uploads never read their body); a declared size over the limit is refused; the
+    /// body streams to a temp file, hashing, stopping at the size limit; the bytes are
+    /// sniffed and the policy decides again on the real size and type; images get EXIF
+    /// and thumbnails (reused when the same bytes were stored before); the blob moves
+    /// in; the catalog commits, re-checking the spot count.
     /// - Parameters:
     ///   - contentType: the client's claim, used only for content that is not a known image.
     ///   - declaredSize: the Content-Length, if any; never trusted beyond an early refusal.
     public func upload<Body: AsyncSequence>(
-        _ path: ObjectPath, by user: User, contentType: String?, declaredSize: Int64?, body: Body
+        _ path: ObjectPath, by user: User?, contentType: String?, declaredSize: Int64?, body: Body
     ) async throws -> StoredObject where Body.Element: Collection, Body.Element.Element == UInt8 {
-        let spot = try await spotState(of: path)
         let existing = try await catalog.object(at: path)
-        guard let limits = try authorize(.write, path, for: user, spot: spot) else {
-            throw SpotError(.internal, "the access policy allowed a write without limits")
+        let claimedType = contentType ?? "application/octet-stream"
+        var request = AccessRequest(
+            auth: user.map(Self.auth), operation: existing == nil ? .create : .update, bucket: path.bucket, name: path.name,
+            resource: existing, incoming: IncomingObject(size: declaredSize ?? 0, contentType: claimedType))
+        let policy = self.policy
+        let claimed = request
+        let admit = { @Sendable (spot: SpotState?) throws(SpotError) -> UploadLimits in
+            var asked = claimed
+            asked.spot = spot
+            let limits = try policy.authorize(asked)
+            if let refusal = limits.refusal(size: declaredSize, contentType: nil, spot: spot, isNewObject: existing == nil) {
+                throw refusal
+            }
+            return limits
         }
-        if let declaredSize, declaredSize > limits.maxBytes {
-            throw SpotError(.tooLarge, "the upload is \(declaredSize) bytes; the limit for this path is \(BlobWriter.describe(bytes: limits.maxBytes))")
-        }
+        let limits: UploadLimits
         var reservation: UploadCoordinator.Reservation?
-        if let limit = limits.maxObjectsPerSpot, existing == nil, let spotID = path.topFolder {
-            reservation = try await coordinator.reserve(bucket: path.bucket, spotID: spotID, existing: spot?.objectCount ?? 0, limit: limit)
+        if let spotID = path.topFolder {
+            let admitted = try await coordinator.admit(
+                bucket: path.bucket, spotID: spotID, committed: try await spotState(of: path),
+                uploader: user?.uid ?? "", isNewObject: existing == nil, decide: admit)
+            (limits, request.spot, reservation) = admitted
+        } else {
+            limits = try admit(nil)
         }
         do {
             let staged = try await writer.stage(body, maxBytes: limits.maxBytes)
             let object: StoredObject
             do {
-                object = try await store(staged, at: path, owner: user.uid, contentType: contentType, limits: limits)
+                object = try await store(staged, at: path, owner: user?.uid ?? "", claimedType: claimedType, limits: limits, request: request)
             } catch {
                 try? FileManager.default.removeItem(atPath: staged.path)
                 throw error
@@ -149,17 +177,14 @@ public struct StorageService: Sendable {
         }
     }
 
-    /// The object at `path`, if `user` may read it.
-    public func object(at path: ObjectPath, for user: User) async throws -> StoredObject {
-        _ = try authorize(.read, path, for: user, spot: try await spotState(of: path))
-        guard let object = try await catalog.object(at: path) else {
-            throw SpotError(.notFound, "there is no object \(path)")
-        }
-        return object
+    /// The object at `path`, if `user` may get it; without its position when its spot hides it from `user`.
+    public func object(at path: ObjectPath, for user: User?) async throws -> StoredObject {
+        let (object, spot) = try await authorizedObject(.get, at: path, for: user)
+        return Self.seesPosition(of: spot, user) ? object : object.withoutPosition()
     }
 
     /// The thumbnail of the object at `path` with long edge `size`.
-    public func thumbnail(of path: ObjectPath, size: Int, for user: User) async throws -> Thumbnail {
+    public func thumbnail(of path: ObjectPath, size: Int, for user: User?) async throws -> Thumbnail {
         let object = try await object(at: path, for: user)
         guard let thumbnail = object.thumbnails.first(where: { $0.size == size }) else {
             let sizes = object.thumbnails.map { String($0.size) }
@@ -170,64 +195,46 @@ public struct StorageService: Sendable {
         return thumbnail
     }
 
+    /// The bytes of the object at `path` as `user` may see them (see `download(of:spot:for:)`).
+    public func download(at path: ObjectPath, for user: User?) async throws -> Download {
+        let (object, spot) = try await authorizedObject(.get, at: path, for: user)
+        return try await download(of: object, spot: spot, for: user)
+    }
+
     /// The bytes of blob `digest` in `range`, in chunks, read as the consumer asks.
     public func contents(of digest: Digest, range: Range<Int64>) -> BlobChunks {
         BlobChunks(blobs: blobs, digest: digest, range: range)
     }
 
     /// Deletes the object at `path` if `user` may, and returns it.
-    public func delete(_ path: ObjectPath, by user: User) async throws -> StoredObject {
-        _ = try authorize(.delete, path, for: user, spot: try await spotState(of: path))
+    public func delete(_ path: ObjectPath, by user: User?) async throws -> StoredObject {
+        _ = try await authorizedObject(.delete, at: path, for: user)
         guard let removed = try await catalog.removeObject(at: path) else {
             throw SpotError(.notFound, "there is no object \(path)")
         }
         return removed
     }
 
-    /// One page of a listing, if `user` may list `query.prefix`.
-    public func list(_ query: ListQuery, for user: User) async throws -> Listing {
+    /// One page of a listing, if `user` may list `query.prefix`; objects in spots that hide
+    /// their position from `user` come without it.
+    public func list(_ query: ListQuery, for user: User?) async throws -> Listing {
         try authorizeListing(bucket: query.bucket, prefix: query.prefix, for: user)
-        return try await catalog.list(query)
-    }
-
-    // MARK: Signed URLs
-
-    /// The `expires` and `signature` query values of a download URL for `path`, valid for
-    /// `lifetime` seconds. Only the object's owner may sign.
-    public func signDownload(of path: ObjectPath, lifetime: TimeInterval, by user: User, now: Date = Date()) async throws -> (expires: Int64, signature: String) {
-        let signer = try signer()
-        guard lifetime > 0, lifetime <= URLSigner.maxLifetime else {
-            throw SpotError(.badRequest, "a signed URL lives from 1 second to 7 days")
+        var listing = try await catalog.list(query)
+        var hidden: [String: Bool] = [:]
+        for (index, item) in listing.items.enumerated() where item.photo?.location != nil {
+            guard let spotID = item.path.topFolder else { continue }
+            if hidden[spotID] == nil {
+                hidden[spotID] = !Self.seesPosition(of: try await catalog.spot(bucket: query.bucket, id: spotID), user)
+            }
+            if hidden[spotID] == true { listing.items[index] = item.withoutPosition() }
         }
-        let object = try await object(at: path, for: user)
-        guard object.owner == user.uid else {
-            throw SpotError(.forbidden, "only the owner of \(path) (\(object.owner)) may sign download URLs for it")
-        }
-        let expires = Int64((now.timeIntervalSince1970 + lifetime).rounded(.up))
-        return (expires, signer.signature(for: path, expires: expires))
-    }
-
-    /// The object a signed download URL names, after checking its signature and expiry.
-    /// - Throws: `.forbidden` when altered or expired; `.notFound` when the object is gone.
-    public func object(at path: ObjectPath, signature: String, expires: Int64) async throws -> StoredObject {
-        try signer().verify(signature, for: path, expires: expires)
-        guard let object = try await catalog.object(at: path) else {
-            throw SpotError(.notFound, "there is no object \(path)")
-        }
-        return object
-    }
-
-    private func signer() throws(SpotError) -> URLSigner {
-        guard let key = configuration.signingKey else {
-            throw SpotError(.notFound, "signed URLs are not enabled on this server")
-        }
-        return URLSigner(key: key)
+        return listing
     }
 
     // MARK: Spots
 
-    /// The spot `id` in `bucket`, if `user` may list it.
-    public func spot(bucket: String, id: String, for user: User) async throws -> SpotDetails {
+    /// The spot `id` in `bucket`, if `user` may list it; only the city when it hides its position from `user`.
+    public func spot(bucket: String, id: String, for user: User?) async throws -> SpotDetails {
         guard !id.contains("/"), (try? ObjectPath(bucket: bucket, name: id)) != nil else {
             throw SpotError(.badRequest, "'\(id)' is not a spot id: a spot is one folder name directly under the bucket")
         }
@@ -235,49 +242,67 @@ public struct StorageService: Sendable {
         guard let spot = try await catalog.spotDetails(bucket: bucket, id: id) else {
             throw SpotError(.notFound, "there is no spot \(bucket)/\(id)")
         }
-        return spot
+        return Self.asSeen(spot, by: user)
     }
 
-    /// Applies the owner's name, description or city override to a spot.
+    /// Applies the owner's name, description, city override or hiding of the position to a spot.
     /// - Throws: `.forbidden` for anyone but the spot's owner; `.notFound` for a missing spot.
-    public func updateSpot(bucket: String, id: String, changes: SpotChanges, by user: User) async throws -> SpotDetails {
+    public func updateSpot(bucket: String, id: String, changes: SpotChanges, by user: User?) async throws -> SpotDetails {
         let spot = try await self.spot(bucket: bucket, id: id, for: user)
-        guard spot.owner == user.uid else {
+        guard let user, spot.owner == user.uid else {
             throw SpotError(.forbidden, "spot '\(id)' belongs to \(spot.owner); only its owner may change it")
         }
         return try await catalog.updateSpot(bucket: bucket, id: id, changes: changes)
     }
 
-    /// Spots by city or near a point, if `user` may list the bucket.
-    public func findSpots(_ query: SpotQuery, for user: User) async throws -> SpotPage {
+    /// Spots by city or near a point, if `user` may list the bucket. Spots hiding their
+    /// position never match `near` and show others only their city.
+    public func findSpots(_ query: SpotQuery, for user: User?) async throws -> SpotPage {
         try authorizeListing(bucket: query.bucket, prefix: "", for: user)
-        return try await catalog.findSpots(query)
+        var page = try await catalog.findSpots(query)
+        page.spots = page.spots.map { Self.asSeen($0, by: user) }
+        return page
     }
 
     // MARK: Internals
 
-    /// The policy's decision on `operation` at `path`: its limits for a write, or `.forbidden`.
-    private func authorize(_ operation: Access.Operation, _ path: ObjectPath, for user: User, spot: SpotState?) throws(SpotError) -> UploadLimits? {
-        try policy.authorize(AccessRequest(uid: user.uid, operation: operation, bucket: path.bucket, name: path.name, spot: spot))
+    static func auth(_ user: User) -> Auth { Auth(uid: user.uid, claims: user.claims) }
+
+    /// The object at `path` and its spot, once the policy allows `operation` on it.
+    /// - Throws: the policy's refusal, or `.notFound` (only once the request is allowed,
+    ///   so a refusal does not tell whether an object exists).
+    func authorizedObject(_ operation: Access.Operation, at path: ObjectPath, for user: User?) async throws -> (StoredObject, SpotState?) {
+        let spot = try await spotState(of: path)
+        let existing = try await catalog.object(at: path)
+        _ = try policy.authorize(AccessRequest(
+            auth: user.map(Self.auth), operation: operation, bucket: path.bucket, name: path.name, spot: spot, resource: existing))
+        guard let existing else { throw SpotError(.notFound, "there is no object \(path)") }
+        return (existing, spot)
     }
 
-    private func authorizeListing(bucket: String, prefix: String, for user: User) throws {
+    private func authorizeListing(bucket: String, prefix: String, for user: User?) throws {
         try ObjectPath.validate(bucket: bucket)
-        _ = try policy.authorize(AccessRequest(uid: user.uid, operation: .list, bucket: bucket, name: prefix))
+        _ = try policy.authorize(AccessRequest(auth: user.map(Self.auth), operation: .list, bucket: bucket, name: prefix))
     }
 
-    private func spotState(of path: ObjectPath) async throws -> SpotState? {
+    func spotState(of path: ObjectPath) async throws -> SpotState? {
         guard let spotID = path.topFolder else { return nil }
         return try await catalog.spot(bucket: path.bucket, id: spotID)
     }
 
-    /// Sniffs, analyses, moves the blob in and commits.
-    private func store(_ staged: StagedBlob, at path: ObjectPath, owner: String, contentType: String?, limits: UploadLimits) async throws -> StoredObject {
+    /// Sniffs, asks the policy again with the real size and type, analyses, moves the blob in and commits.
+    private func store(
+        _ staged: StagedBlob, at path: ObjectPath, owner: String, claimedType: String, limits: UploadLimits, request: AccessRequest
+    ) async throws -> StoredObject {
         let format = ImageSniffer.format(of: staged.head)
-        if let allowed = limits.allowedContentTypes, !allowed.contains(format?.contentType ?? "") {
-            let what = staged.size == 0 ? "the body is empty" : "the bytes are not \(allowed.sorted().joined(separator: " or "))"
-            throw SpotError(.unsupportedMediaType, "\(path.bucket) accepts only \(allowed.sorted().joined(separator: ", ")); \(what)")
-        }
+        // The bytes decide; a claim to be an image format they are not is not believed.
+        let claimsImage = ImageFormat.allCases.contains { $0.contentType == claimedType }
+        let contentType = format?.contentType ?? (claimsImage ? "application/octet-stream" : claimedType)
+        let judged = staged.size == 0 ? "empty" : contentType
+        if let refusal = limits.refusal(size: nil, contentType: judged, spot: nil, isNewObject: false) { throw refusal }
+        var received = request
+        received.incoming = IncomingObject(size: staged.size, contentType: contentType)
+        _ = try policy.authorize(received)
         var photo: PhotoMetadata?
         var thumbnails: [Thumbnail] = []
         if limits.makesThumbnails, format != nil {
@@ -289,8 +314,7 @@ public struct StorageService: Sendable {
         }
         try await blobs.store(fileAt: staged.path, as: staged.digest)
         let object = NewObject(
-            path: path, digest: staged.digest, size: staged.size,
-            contentType: format?.contentType ?? contentType ?? "application/octet-stream",
+            path: path, digest: staged.digest, size: staged.size, contentType: contentType,
             owner: owner, photo: photo, thumbnails: thumbnails)
         return try await catalog.commit(object, spotLimit: limits.maxObjectsPerSpot)
     }

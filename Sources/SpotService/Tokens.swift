@@ -3,12 +3,13 @@ import SpotCore
 
 /// API tokens: random, shown once, stored only as their SHA-256.
 public enum Tokens {
-    /// A new token: `sst_` and 43 base64url characters (256 random bits).
-    public static func generate() -> String {
+    /// A new token: `prefix` (`sst_` for API tokens, `sdt_` for download tokens) and 43
+    /// base64url characters (256 random bits).
+    public static func generate(prefix: String = "sst_") -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-        var text = "sst_"
+        var text = prefix
         var bits = 0
         var value = 0
         for byte in bytes {

@@ -1,4 +1,7 @@
+import Access
 import ArgumentParser
+import Dispatch
+import Foundation
 import Logging
 import SpotServer
 
@@ -7,9 +10,17 @@ extension SpotStoreCommand {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the HTTP service on a local store.",
-            discussion: "Stops gracefully on SIGTERM or SIGINT. Leftover temp files of a previous run are removed at start.")
+            discussion: """
+                Stops gracefully on SIGTERM or SIGINT. Leftover temp files of a previous run are removed at start.
+                Access is decided by the rules file (default: STORE/rules, written with the default rules when absent; \
+                see `spotstore rules --help`). The server refuses to start on an invalid file; SIGHUP reloads it, \
+                keeping the rules in force when the new file has errors.
+                """)
 
         @OptionGroup var storeOptions: StoreOptions
+
+        @Option(help: ArgumentHelp("The access rules file (default: rules in the store).", valueName: "file"))
+        var rules: String?
 
         @Option(help: "The address to listen on.")
         var host: String = "127.0.0.1"
@@ -35,12 +46,35 @@ extension SpotStoreCommand {
         func run() async throws {
             var logger = Logger(label: "spotstore")
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-            let service = try storeOptions.layout.openService(serving: true)
+            let layout = storeOptions.layout
+            let policy = ReloadablePolicy(try layout.loadRules(from: rules))
+            let rulesFile = rules ?? layout.rulesPath
+            logger.notice("rules loaded", metadata: ["file": "\(rulesFile)"])
+            let reloader = Self.reloadOnHangup(policy, file: rulesFile, logger: logger)
+            defer { reloader.cancel() }
+            let service = try layout.openService(serving: true, policy: policy)
             let swept = try service.sweepTemporaryFiles()
             if swept > 0 { logger.notice("removed leftover temp files", metadata: ["count": "\(swept)"]) }
             logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])
             let app = SpotServer.makeApplication(service: service, configuration: .init(host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth), logger: logger)
             try await app.runService()
+        }
+
+        /// Reloads `file` into `policy` on every SIGHUP; a file with errors is logged and the
+        /// rules in force stay.
+        static func reloadOnHangup(_ policy: ReloadablePolicy, file: String, logger: Logger) -> any DispatchSourceSignal {
+            signal(SIGHUP, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+            source.setEventHandler {
+                do {
+                    policy.replace(with: try RulesPolicy(text: try readRules(file), fileName: file))
+                    logger.notice("rules reloaded", metadata: ["file": "\(file)"])
+                } catch {
+                    logger.error("rules not reloaded; the previous rules stay in force", metadata: ["file": "\(file)", "errors": "\(error)"])
+                }
+            }
+            source.resume()
+            return source
         }
     }
 }

@@ -12,7 +12,8 @@ struct SpotStoreCommand: AsyncParsableCommand {
             Client commands read SPOTSTORE_SERVER and SPOTSTORE_TOKEN from the environment.
             """,
         subcommands: [
-            Serve.self, Users.self, Upload.self, Get.self, List.self, Remove.self, SignedURL.self, Spots.self, Geocode.self, Thumbnail.self,
+            Serve.self, Users.self, Rules.self, Upload.self, Get.self, List.self, Remove.self, SignedURL.self, DownloadTokens.self,
+            Spots.self, Geocode.self, Thumbnail.self,
         ]
     )
 }

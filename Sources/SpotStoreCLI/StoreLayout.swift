@@ -18,17 +18,32 @@ struct StoreLayout {
     var blobsPath: String { "\(root)/blobs" }
     var temporaryPath: String { "\(root)/tmp" }
     var secretKeyPath: String { "\(root)/secret.key" }
+    /// The default rules file, written with `RulesPolicy.defaultText` on first start.
+    var rulesPath: String { "\(root)/rules" }
 
     /// Opens (creating when new) the catalog, blob store and service on this layout;
     /// `serving` adds what only the server needs: the bundled geocoder and the URL-signing key.
-    func openService(serving: Bool = false) throws -> StorageService {
+    /// Admin commands never consult `policy`; it defaults to the default rules.
+    func openService(serving: Bool = false, policy: (any AccessPolicy)? = nil) throws -> StorageService {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         return try StorageService(
             catalog: try SQLiteCatalog(path: catalogPath),
             blobs: try FileSystemBlobStore(root: blobsPath),
-            policy: DefaultPolicy(),
+            policy: try policy ?? RulesPolicy(text: RulesPolicy.defaultText, fileName: "default rules"),
             geocoder: serving ? try OfflineGeocoder.bundled() : nil,
             configuration: ServiceConfiguration(temporaryDirectory: temporaryPath, signingKey: serving ? try secretKey() : nil))
+    }
+
+    /// The rules in `file`, or in `rules` of the store (written from the default rules
+    /// when absent).
+    /// - Throws: `RulesError` listing every problem with line and column; a missing `file`.
+    func loadRules(from file: String?) throws -> RulesPolicy {
+        let path = file ?? rulesPath
+        if file == nil, !FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try Data(RulesPolicy.defaultText.utf8).write(to: URL(fileURLWithPath: path), options: .withoutOverwriting)
+        }
+        return try RulesPolicy(text: try readRules(path), fileName: path)
     }
 
     /// The HMAC key for signed URLs: 32 random bytes in `secret.key`, created with mode 0600
@@ -54,4 +69,13 @@ struct StoreLayout {
         }
         return key
     }
+}
+
+/// The text of the rules file at `path`.
+/// - Throws: `SpotError(.notFound)` naming the file when it cannot be read.
+func readRules(_ path: String) throws -> String {
+    guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        throw SpotError(.notFound, "cannot read the rules file \(path) (missing, unreadable or not UTF-8)")
+    }
+    return text
 }

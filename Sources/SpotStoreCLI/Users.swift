@@ -6,7 +6,7 @@ extension SpotStoreCommand {
     struct Users: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Manage users and their API tokens (on the local store).",
-            subcommands: [Add.self, ListUsers.self, Token.self, Revoke.self])
+            subcommands: [Add.self, ListUsers.self, Claims.self, Token.self, Revoke.self])
     }
 }
 
@@ -21,8 +21,13 @@ extension SpotStoreCommand.Users {
         @Argument(help: "The new user's id: letters, digits, '-' and '_'.")
         var uid: String
 
+        @Option(help: ArgumentHelp("A claim the rules read as request.auth.token.KEY, like admin=true; repeat for several.", valueName: "key=value"))
+        var claim: [String] = []
+
+        func validate() throws { _ = try parseClaims(claim) }
+
         func run() async throws {
-            let (user, token) = try await storeOptions.layout.openService().addUser(uid)
+            let (user, token) = try await storeOptions.layout.openService().addUser(uid, claims: try parseClaims(claim))
             print("created user \(user.uid); its token (shown once):")
             print(token)
         }
@@ -35,8 +40,40 @@ extension SpotStoreCommand.Users {
 
         func run() async throws {
             for user in try await storeOptions.layout.openService().users() {
-                print("\(user.uid)\t\(user.tokenCount) token\(user.tokenCount == 1 ? "" : "s")\tcreated \(user.createdAt.formatted(.iso8601))")
+                let claims = user.claims.isEmpty ? "" : "\t" + Claims.describe(user.claims)
+                print("\(user.uid)\t\(user.tokenCount) token\(user.tokenCount == 1 ? "" : "s")\tcreated \(user.createdAt.formatted(.iso8601))\(claims)")
             }
+        }
+    }
+
+    struct Claims: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set or remove a user's claims (request.auth.token.KEY in the rules) and print them all.",
+            discussion: "Takes effect at the user's next request. Example: spotstore users claims alice admin=true --remove team")
+
+        @OptionGroup var storeOptions: StoreOptions
+
+        @Argument(help: "The user's id.")
+        var uid: String
+
+        @Argument(help: ArgumentHelp("Claims to set.", valueName: "key=value"))
+        var claims: [String] = []
+
+        @Option(help: ArgumentHelp("A claim to remove; repeat for several.", valueName: "key"))
+        var remove: [String] = []
+
+        func validate() throws { _ = try parseClaims(claims) }
+
+        func run() async throws {
+            var changes: [String: String?] = try parseClaims(claims).mapValues { $0 }
+            for key in remove { changes[key] = .some(nil) }
+            let user = try await storeOptions.layout.openService().updateClaims(of: uid, changes)
+            print(user.claims.isEmpty ? "\(uid) has no claims" : "\(uid): " + Self.describe(user.claims))
+        }
+
+        /// `admin=true team=blue`, by key.
+        static func describe(_ claims: [String: String]) -> String {
+            claims.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
     }
 

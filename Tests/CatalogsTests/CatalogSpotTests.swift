@@ -66,9 +66,9 @@ import Testing
 
             #expect(try await catalog.spotDetails(bucket: "spots", id: "tuileries") == nil)
             #expect(try await catalog.spotDetails(bucket: "other", id: "louvre") == nil)
-            // Objects committed without a limit create no spot row, so no details.
+            // Objects committed without a limit make a spot too.
             _ = try await catalog.commit(upload("free/1.jpg", seed: 4, photo: eiffelPhoto), spotLimit: nil)
-            #expect(try await catalog.spotDetails(bucket: "spots", id: "free") == nil)
+            #expect(try await catalog.spotDetails(bucket: "spots", id: "free")?.location == eiffelPhoto.location)
         }
     }
 

@@ -65,6 +65,23 @@ import Testing
     }
 
     @Test(arguments: CatalogBackend.allCases)
+    func claimsAreSetReplacedAndRemoved(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            _ = try await catalog.addUser("alice", tokenDigest: digest(1))
+            _ = try await catalog.addUser("bob", tokenDigest: digest(2))
+            let set = try await catalog.updateClaims(of: "alice", ["admin": "true", "team": "blue"])
+            #expect(set?.claims == ["admin": "true", "team": "blue"])
+            let changed = try await catalog.updateClaims(of: "alice", ["admin": nil, "team": "red", "level": "3"])
+            #expect(changed?.claims == ["team": "red", "level": "3"])
+            // Tokens carry the claims; other users have none.
+            #expect(try await catalog.user(tokenDigest: digest(1))?.claims == ["team": "red", "level": "3"])
+            #expect(try await catalog.user(tokenDigest: digest(2))?.claims == [:])
+            #expect(try await catalog.users().map(\.claims) == [["team": "red", "level": "3"], [:]])
+            #expect(try await catalog.updateClaims(of: "nobody", ["admin": "true"]) == nil)
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
     func usersAreListedByUid(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
             for (seed, uid) in ["carol", "alice", "Bob", "bob-2"].enumerated() {

@@ -62,6 +62,39 @@ import Testing
         }
     }
 
+    @Test func migratingAVersion2FileMakesASpotOfEveryTopFolder() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            // Version 2 recorded spots only under a count limit: `users/bob` has none.
+            do {
+                let v2 = try DatabaseQueue(path: file, configuration: SQLiteCatalog.makeConfiguration())
+                try SQLiteCatalog.migrator.migrate(v2, upTo: "v2")
+                try await v2.write { db in
+                    let objects: [(name: String, owner: String, seed: Int, createdAt: String)] = [
+                        ("bob/b.jpg", "carol", 1, "2024-01-01 00:00:02.000"), ("bob/a.jpg", "bob", 2, "2024-01-01 00:00:01.000"),
+                        ("loose.txt", "bob", 3, "2024-01-01 00:00:03.000"),
+                    ]
+                    for object in objects {
+                        try db.execute(
+                            sql: """
+                                INSERT INTO objects (bucket, name, spotId, digest, size, contentType, owner, createdAt, updatedAt)
+                                VALUES ('users', ?, ?, ?, 1, 'image/jpeg', ?, ?, ?)
+                                """,
+                            arguments: [object.name, try path(object.name).topFolder, digest(object.seed).hex, object.owner, object.createdAt, object.createdAt])
+                    }
+                    try db.execute(
+                        sql: "INSERT INTO photos (digest, width, height, orientation, latitude, longitude) VALUES (?, 10, 10, 1, 48.8584, 2.2945)",
+                        arguments: [digest(1).hex])
+                }
+            }
+            let catalog = try SQLiteCatalog(path: file)
+            let spot = try await catalog.spot(bucket: "users", id: "bob")
+            #expect(spot == SpotState(bucket: "users", id: "bob", owner: "bob", objectCount: 2))
+            #expect(try await catalog.spotDetails(bucket: "users", id: "bob")?.location == GeoPoint(latitude: 48.8584, longitude: 2.2945))
+            #expect(try await catalog.spot(bucket: "users", id: "loose.txt") == nil)
+        }
+    }
+
     @Test func photosAsOldAsEachOtherGoByName() async throws {
         let catalog = try SQLiteCatalog.inMemory()
         func setCreatedAt(_ date: String, of name: String) async throws {

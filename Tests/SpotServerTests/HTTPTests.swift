@@ -120,7 +120,7 @@ import TestSupport
             try await client.execute(uri: "/v0/b/spots/o/x%2F2.jpg", method: .put, headers: auth(bob), body: photo) { response in
                 #expect(response.status == .forbidden)
                 let message = try errorMessage(response)
-                #expect(message.contains("belongs to alice"))
+                #expect(message.contains("no rule allows create of spots/x/2.jpg for bob"))
             }
             var big = try fixture("photos/coffee.jpg")
             big += [UInt8](repeating: 0, count: 7 * 1024 * 1024 - big.count)

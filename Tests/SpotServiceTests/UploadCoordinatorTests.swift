@@ -3,30 +3,59 @@ import SpotService
 import Testing
 
 @Suite struct UploadCoordinatorTests {
-    @Test func slotsCountStoredAndInFlightUploads() async throws {
-        let coordinator = UploadCoordinator()
-        var held: [UploadCoordinator.Reservation] = []
-        for _ in 0..<3 {
-            held.append(try await coordinator.reserve(bucket: "spots", spotID: "a", existing: 1, limit: 4))
+    /// Admits a new object to `spotID`, refusing when the spot (with uploads in flight) holds `limit`.
+    func admit(
+        _ coordinator: UploadCoordinator, _ spotID: String, committed: SpotState?, by uploader: String = "alice", limit: Int = 4
+    ) async throws -> (spot: SpotState?, reservation: UploadCoordinator.Reservation?) {
+        let admitted = try await coordinator.admit(
+            bucket: "spots", spotID: spotID, committed: committed, uploader: uploader, isNewObject: true
+        ) { spot in
+            guard (spot?.objectCount ?? 0) < limit else { throw SpotError(.conflict, "full") }
+            return spot?.objectCount ?? 0
         }
-        await #expect(throws: SpotError.self) { try await coordinator.reserve(bucket: "spots", spotID: "a", existing: 1, limit: 4) }
-        // Other spots and buckets have their own slots.
-        _ = try await coordinator.reserve(bucket: "spots", spotID: "b", existing: 3, limit: 4)
-        _ = try await coordinator.reserve(bucket: "users", spotID: "a", existing: 0, limit: 1)
-        await coordinator.release(held[0])
-        await coordinator.release(held[0])  // twice is harmless
-        _ = try await coordinator.reserve(bucket: "spots", spotID: "a", existing: 1, limit: 4)
-        await #expect(throws: SpotError.self) { try await coordinator.reserve(bucket: "spots", spotID: "a", existing: 1, limit: 4) }
+        return (admitted.spot, admitted.reservation)
     }
 
-    @Test func theRefusalNamesTheLimit() async {
+    @Test func decisionsSeeStoredAndInFlightUploads() async throws {
         let coordinator = UploadCoordinator()
-        do {
-            _ = try await coordinator.reserve(bucket: "spots", spotID: "full", existing: 4, limit: 4)
-            Issue.record("a full spot gave a slot")
-        } catch {
-            #expect(error.kind == .conflict)
-            #expect(error.message.contains("the limit is 4"))
+        let stored = SpotState(bucket: "spots", id: "a", owner: "alice", objectCount: 1)
+        var held: [UploadCoordinator.Reservation] = []
+        for expected in 1...3 {
+            let admitted = try await admit(coordinator, "a", committed: stored)
+            #expect(admitted.spot?.objectCount == expected)
+            held.append(try #require(admitted.reservation))
         }
+        await #expect(throws: SpotError.self) { try await admit(coordinator, "a", committed: stored) }
+        await coordinator.release(held[0])
+        await coordinator.release(held[0])  // twice is harmless
+        _ = try await admit(coordinator, "a", committed: stored)
+        await #expect(throws: SpotError.self) { try await admit(coordinator, "a", committed: stored) }
+    }
+
+    @Test func aNewSpotBelongsToItsFirstUploadInFlight() async throws {
+        let coordinator = UploadCoordinator()
+        let first = try await admit(coordinator, "new", committed: nil, by: "alice")
+        #expect(first.spot == nil)
+        let second = try await admit(coordinator, "new", committed: nil, by: "bob")
+        #expect(second.spot == SpotState(bucket: "spots", id: "new", owner: "alice", objectCount: 1))
+        // Other spots have their own slots.
+        #expect(try await admit(coordinator, "other", committed: nil, by: "bob").spot == nil)
+        await coordinator.release(try #require(first.reservation))
+        await coordinator.release(try #require(second.reservation))
+        #expect(try await admit(coordinator, "new", committed: nil, by: "bob").spot == nil)
+    }
+
+    @Test func replacementsHoldNoSlot() async throws {
+        let coordinator = UploadCoordinator()
+        let stored = SpotState(bucket: "spots", id: "a", owner: "alice", objectCount: 4)
+        let admitted = try await coordinator.admit(
+            bucket: "spots", spotID: "a", committed: stored, uploader: "alice", isNewObject: false
+        ) { spot in spot?.objectCount }
+        #expect(admitted.decided == 4)
+        #expect(admitted.reservation == nil)
+        let next = try await coordinator.admit(
+            bucket: "spots", spotID: "a", committed: stored, uploader: "alice", isNewObject: false
+        ) { spot in spot?.objectCount }
+        #expect(next.decided == 4)
     }
 }

@@ -20,20 +20,21 @@ public func fixture(_ name: String) throws -> [UInt8] {
 public let bundledGeocoder: OfflineGeocoder = try! OfflineGeocoder.bundled()
 
 /// A real store in a fresh temp directory: SQLite file catalog, file-system blobs, the
-/// default policy and the bundled geocoder.
+/// default rules and the bundled geocoder.
 public struct TestStore: Sendable {
     public let root: String
     public let service: StorageService
     /// The key signed URLs are made with.
     public let signingKey: [UInt8] = (0..<32).map { UInt8($0 * 7 % 256) }
 
-    public init() throws {
+    /// - Parameter rules: the access rules (default: the default rules file).
+    public init(rules: String = RulesPolicy.defaultText) throws {
         root = NSTemporaryDirectory() + "spotstore-test-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         service = try StorageService(
             catalog: try SQLiteCatalog(path: "\(root)/catalog.sqlite"),
             blobs: try FileSystemBlobStore(root: "\(root)/blobs"),
-            policy: DefaultPolicy(),
+            policy: try RulesPolicy(text: rules, fileName: "rules"),
             geocoder: bundledGeocoder,
             configuration: ServiceConfiguration(temporaryDirectory: "\(root)/tmp", signingKey: signingKey))
     }

@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+import SpotCore
+
+extension SQLiteCatalog {
+    /// Records a download token (its SHA-256 `digest`) for the object at `path`; `nil`
+    /// when there is no object there.
+    /// - Throws: `SpotError(.conflict)` when a token with this digest exists already.
+    public func addDownloadToken(_ digest: Digest, to path: ObjectPath) async throws -> DownloadToken? {
+        try await dbWriter.write { db in
+            guard let objectId = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path))?.id else { return nil }
+            let record = DownloadTokenRecord(digest: digest.hex, objectId: objectId, createdAt: Date())
+            do {
+                try record.insert(db)
+            } catch let error as DatabaseError where error.isUniqueViolation {
+                throw SpotError(.conflict, "that download token is already in use")
+            }
+            // Read back, so the date is exactly what later reads will see.
+            return try DownloadTokenRecord.fetchOne(db, key: record.digest)?.token
+        }
+    }
+
+    /// The live download tokens of the object at `path`, oldest first; `nil` when there is no object.
+    public func downloadTokens(of path: ObjectPath) async throws -> [DownloadToken]? {
+        try await dbWriter.read { db in
+            guard let objectId = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path))?.id else { return nil }
+            return try Self.downloadTokenRecords(of: objectId, db).map(\.token)
+        }
+    }
+
+    /// Revokes the download token `id` of the object at `path`; `false` when there is no such token.
+    public func revokeDownloadToken(_ id: String, of path: ObjectPath) async throws -> Bool {
+        try await dbWriter.write { db in
+            guard let objectId = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path))?.id,
+                  let record = try Self.downloadTokenRecords(of: objectId, db).first(where: { $0.token.id == id })
+            else { return false }
+            return try record.delete(db)
+        }
+    }
+
+    /// The object at `path` if one of its live download tokens has this digest. The
+    /// object's token digests are each compared in constant time; the lookup is by path,
+    /// never by the secret.
+    public func object(at path: ObjectPath, downloadTokenDigest: Digest) async throws -> StoredObject? {
+        try await dbWriter.read { db in
+            guard let record = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path)), let objectId = record.id else { return nil }
+            var found = false
+            for token in try Self.downloadTokenRecords(of: objectId, db) {
+                if let stored = Digest(hex: token.digest), stored.equalsInConstantTime(downloadTokenDigest) { found = true }
+            }
+            return found ? try Self.storedObjects([record], db).first : nil
+        }
+    }
+
+    /// The blob holding the same image as `digest` with its GPS removed, if made before.
+    public func locationFreeDigest(of digest: Digest) async throws -> Digest? {
+        try await dbWriter.read { db in
+            try String.fetchOne(db, sql: "SELECT locationFreeDigest FROM photos WHERE digest = ?", arguments: [digest.hex])
+                .flatMap(Digest.init(hex:))
+        }
+    }
+
+    /// Records that blob `free` is `digest` without GPS; a no-op when `digest` has no photo row.
+    public func setLocationFreeDigest(_ free: Digest, of digest: Digest) async throws {
+        try await dbWriter.write { db in
+            try db.execute(sql: "UPDATE photos SET locationFreeDigest = ? WHERE digest = ?", arguments: [free.hex, digest.hex])
+        }
+    }
+
+    private static func downloadTokenRecords(of objectId: Int64, _ db: Database) throws -> [DownloadTokenRecord] {
+        try DownloadTokenRecord.filter(Column("objectId") == objectId).order(Column.rowID).fetchAll(db)
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Media
+import SpotCore
+
+/// The bytes a download serves: the object's blob, or its GPS-free copy.
+public struct Download: Sendable, Equatable {
+    public var digest: Digest
+    public var size: Int64
+    public var contentType: String
+}
+
+extension StorageService {
+    // MARK: Signed URLs
+
+    /// The `expires` and `signature` query values of a download URL for `path`, valid for
+    /// `lifetime` seconds. Only the object's owner may sign.
+    public func signDownload(of path: ObjectPath, lifetime: TimeInterval, by user: User?, now: Date = Date()) async throws -> (expires: Int64, signature: String) {
+        let signer = try signer()
+        guard lifetime > 0, lifetime <= URLSigner.maxLifetime else {
+            throw SpotError(.badRequest, "a signed URL lives from 1 second to 7 days")
+        }
+        _ = try await ownedObject(at: path, by: user, toShare: "sign download URLs for")
+        let expires = Int64((now.timeIntervalSince1970 + lifetime).rounded(.up))
+        return (expires, signer.signature(for: path, expires: expires))
+    }
+
+    /// The bytes a signed download URL names, after checking its signature and expiry.
+    /// - Throws: `.forbidden` when altered or expired; `.notFound` when the object is gone.
+    public func download(at path: ObjectPath, signature: String, expires: Int64) async throws -> Download {
+        try signer().verify(signature, for: path, expires: expires)
+        guard let object = try await catalog.object(at: path) else {
+            throw SpotError(.notFound, "there is no object \(path)")
+        }
+        return try await download(of: object, spot: try await spotState(of: path), for: nil)
+    }
+
+    private func signer() throws(SpotError) -> URLSigner {
+        guard let key = configuration.signingKey else {
+            throw SpotError(.notFound, "signed URLs are not enabled on this server")
+        }
+        return URLSigner(key: key)
+    }
+
+    // MARK: Download tokens
+
+    /// A new Firebase-style download token for the object at `path`, shown only now.
+    /// Only the object's owner may make one.
+    public func addDownloadToken(to path: ObjectPath, by user: User?) async throws -> (token: String, info: DownloadToken) {
+        _ = try await ownedObject(at: path, by: user, toShare: "make download tokens for")
+        let token = Tokens.generate(prefix: "sdt_")
+        guard let info = try await catalog.addDownloadToken(Tokens.digest(of: token), to: path) else {
+            throw SpotError(.notFound, "there is no object \(path)")
+        }
+        return (token, info)
+    }
+
+    /// The live download tokens of the object at `path` (ids and dates; the owner only).
+    public func downloadTokens(of path: ObjectPath, by user: User?) async throws -> [DownloadToken] {
+        _ = try await ownedObject(at: path, by: user, toShare: "list download tokens of")
+        return try await catalog.downloadTokens(of: path) ?? []
+    }
+
+    /// Revokes download token `id` of the object at `path`; it stops working at once.
+    public func revokeDownloadToken(_ id: String, of path: ObjectPath, by user: User?) async throws {
+        _ = try await ownedObject(at: path, by: user, toShare: "revoke download tokens of")
+        guard try await catalog.revokeDownloadToken(id, of: path) else {
+            throw SpotError(.notFound, "\(path) has no download token '\(id)' (list them with alt=downloadTokens)")
+        }
+    }
+
+    /// The bytes a download token opens. A wrong, revoked or replaced token is `.forbidden`.
+    public func download(at path: ObjectPath, downloadToken: String) async throws -> Download {
+        guard let object = try await catalog.object(at: path, downloadTokenDigest: Tokens.digest(of: downloadToken)) else {
+            throw SpotError(.forbidden, "the download token is not valid for \(path): it was revoked, or the object was replaced or deleted")
+        }
+        return try await download(of: object, spot: try await spotState(of: path), for: nil)
+    }
+
+    /// The object at `path` if `user` may read it and owns it.
+    private func ownedObject(at path: ObjectPath, by user: User?, toShare what: String) async throws -> StoredObject {
+        let (object, _) = try await authorizedObject(.get, at: path, for: user)
+        guard let user, object.owner == user.uid else {
+            throw SpotError(.forbidden, "only the owner of \(path) (\(object.owner)) may \(what) it")
+        }
+        return object
+    }
+
+    // MARK: Location privacy
+
+    /// Whether `user` may see exact positions in `spot`: unless the owner hid them, everyone.
+    static func seesPosition(of spot: SpotState?, _ user: User?) -> Bool {
+        guard let spot, spot.hidesLocation else { return true }
+        return user?.uid == spot.owner
+    }
+
+    /// `spot` as `user` sees it: with the city only when it hides its position from them.
+    static func asSeen(_ spot: SpotDetails, by user: User?) -> SpotDetails {
+        guard spot.hidesLocation, user?.uid != spot.owner else { return spot }
+        var seen = spot
+        seen.location = nil
+        seen.place?.distanceKm = nil
+        seen.distanceKm = nil
+        seen.objects = spot.objects.map { $0.withoutPosition() }
+        return seen
+    }
+
+    /// The bytes of `object` for `user` (`nil`: someone holding a link): the stored blob,
+    /// or, when `spot` hides its position from them and the object is an image, a copy
+    /// without GPS made once and kept as a blob.
+    func download(of object: StoredObject, spot: SpotState?, for user: User?) async throws -> Download {
+        let original = Download(digest: object.digest, size: object.size, contentType: object.contentType)
+        guard object.photo != nil, !Self.seesPosition(of: spot, user) else { return original }
+        if let free = try await catalog.locationFreeDigest(of: object.digest), let size = try await blobs.size(of: free) {
+            return Download(digest: free, size: size, contentType: object.contentType)
+        }
+        guard let bytes = try await blobs.read(object.digest) else {
+            throw SpotError(.internal, "blob \(object.digest) of \(object.path) is missing; run `spotstore fsck`")
+        }
+        let stripped = LocationStripper.removingLocation(from: bytes)
+        let free = BlobWriter.digest(of: stripped)
+        try await blobs.store(stripped, as: free)
+        try await catalog.setLocationFreeDigest(free, of: object.digest)
+        return Download(digest: free, size: Int64(stripped.count), contentType: object.contentType)
+    }
+}
+
+extension StoredObject {
+    /// The object without its photo's position (its city stays, without the distance to it).
+    func withoutPosition() -> StoredObject {
+        var object = self
+        object.photo?.location = nil
+        object.photo?.place?.distanceKm = nil
+        return object
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import SpotCore
+import Testing
+
+/// The `Catalog` contract for download tokens, hidden spots and GPS-free copies, run
+/// against every backend.
+@Suite struct CatalogSharingTests {
+    @Test(arguments: CatalogBackend.allCases)
+    func downloadTokensOpenOnlyTheirObjectUntilRevoked(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            let stored = try await catalog.commit(upload("eiffel/1.jpg"), spotLimit: 4)
+            _ = try await catalog.commit(upload("eiffel/2.jpg", seed: 2), spotLimit: 4)
+            let first = try #require(try await catalog.addDownloadToken(digest(100), to: stored.path))
+            let second = try #require(try await catalog.addDownloadToken(digest(101), to: stored.path))
+            #expect(first.id == String(digest(100).hex.prefix(16)))
+            #expect(try await catalog.downloadTokens(of: stored.path) == [first, second])
+            #expect(try await catalog.object(at: stored.path, downloadTokenDigest: digest(100)) == stored)
+            #expect(try await catalog.object(at: stored.path, downloadTokenDigest: digest(102)) == nil)
+            // A token opens its own object only.
+            #expect(try await catalog.object(at: path("eiffel/2.jpg"), downloadTokenDigest: digest(100)) == nil)
+            #expect(try await catalog.downloadTokens(of: path("eiffel/2.jpg")) == [])
+            #expect(try await catalog.downloadTokens(of: path("eiffel/9.jpg")) == nil)
+            #expect(try await catalog.addDownloadToken(digest(103), to: path("eiffel/9.jpg")) == nil)
+
+            #expect(try await catalog.revokeDownloadToken(first.id, of: stored.path))
+            #expect(try await catalog.revokeDownloadToken(first.id, of: stored.path) == false)
+            #expect(try await catalog.object(at: stored.path, downloadTokenDigest: digest(100)) == nil)
+            #expect(try await catalog.object(at: stored.path, downloadTokenDigest: digest(101)) == stored)
+
+            let duplicate = await #expect(throws: SpotError.self) {
+                try await catalog.addDownloadToken(digest(101), to: stored.path)
+            }
+            #expect(duplicate?.kind == .conflict)
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func aDownloadTokenNeverOutlivesItsObject(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            let stored = try await catalog.commit(upload("eiffel/1.jpg"), spotLimit: 4)
+            _ = try await catalog.addDownloadToken(digest(100), to: stored.path)
+            // Replaced: the old token does not open the new bytes.
+            let replaced = try await catalog.commit(upload("eiffel/1.jpg", seed: 7), spotLimit: 4)
+            #expect(try await catalog.object(at: replaced.path, downloadTokenDigest: digest(100)) == nil)
+            #expect(try await catalog.downloadTokens(of: replaced.path) == [])
+
+            _ = try await catalog.addDownloadToken(digest(101), to: replaced.path)
+            _ = try await catalog.removeObject(at: replaced.path)
+            // Deleted, then stored again at the same name: the token is gone for good.
+            let again = try await catalog.commit(upload("eiffel/1.jpg", seed: 7), spotLimit: 4)
+            #expect(try await catalog.object(at: again.path, downloadTokenDigest: digest(101)) == nil)
+            #expect(try await catalog.downloadTokens(of: again.path) == [])
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func aHiddenSpotKeepsItsCityButLeavesNearSearches(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            _ = try await catalog.commit(upload("eiffel/1.jpg", photo: eiffelPhoto), spotLimit: 4)
+            let near = SpotQuery(bucket: "spots", criterion: .near(latitude: 48.8584, longitude: 2.2945, radiusKm: 5))
+            #expect(try await catalog.findSpots(near).spots.map(\.id) == ["eiffel"])
+
+            let hidden = try await catalog.updateSpot(bucket: "spots", id: "eiffel", changes: SpotChanges(hidesLocation: true))
+            #expect(hidden.hidesLocation)
+            #expect(try await catalog.spot(bucket: "spots", id: "eiffel")?.hidesLocation == true)
+            #expect(try await catalog.findSpots(near).spots.isEmpty)
+            let byCity = try await catalog.findSpots(SpotQuery(bucket: "spots", criterion: .city("Paris")))
+            #expect(byCity.spots.map(\.id) == ["eiffel"])
+
+            // Other changes leave it hidden; showing it again brings it back.
+            _ = try await catalog.updateSpot(bucket: "spots", id: "eiffel", changes: SpotChanges(name: "Tower"))
+            #expect(try await catalog.spotDetails(bucket: "spots", id: "eiffel")?.hidesLocation == true)
+            _ = try await catalog.updateSpot(bucket: "spots", id: "eiffel", changes: SpotChanges(hidesLocation: false))
+            #expect(try await catalog.findSpots(near).spots.map(\.id) == ["eiffel"])
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func aPhotoRemembersItsLocationFreeCopy(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            let stored = try await catalog.commit(upload("eiffel/1.jpg", photo: eiffelPhoto), spotLimit: 4)
+            #expect(try await catalog.locationFreeDigest(of: stored.digest) == nil)
+            try await catalog.setLocationFreeDigest(digest(200), of: stored.digest)
+            #expect(try await catalog.locationFreeDigest(of: stored.digest) == digest(200))
+            // Committing the same bytes again keeps it.
+            _ = try await catalog.commit(upload("louvre/1.jpg", photo: eiffelPhoto), spotLimit: 4)
+            #expect(try await catalog.locationFreeDigest(of: stored.digest) == digest(200))
+            // A blob without photo metadata has none.
+            try await catalog.setLocationFreeDigest(digest(201), of: digest(55))
+            #expect(try await catalog.locationFreeDigest(of: digest(55)) == nil)
+        }
+    }
+}
