@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(
             name: "SpotServerTests",
             dependencies: [
-                "SpotServer", "TestSupport",
+                "SpotServer", "TestSupport", "Media",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

@@ -1,0 +1,152 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Media
+import SpotCore
+import Testing
+import TestSupport
+
+/// Download tokens, and what readers see when an owner hides a spot's position.
+extension HTTPTests {
+    @Test func downloadTokensWorkUntilRevokedAndNeverOutliveTheirObject() async throws {
+        let store = try TestStore()
+        let (_, alice) = try await store.user("alice")
+        let (_, bob) = try await store.user("bob")
+        let bytes = try fixture("geotagged/rio.jpg")
+        try await app(store).test(.router) { client in
+            let object = "/v0/b/spots/o/rio%2F1.jpg"
+            #expect(try await status(client, .put, object, alice, body: bytes) == .ok)
+            #expect(try await status(client, .post, "\(object)?alt=downloadTokens", bob) == .forbidden, "only the owner")
+            #expect(try await status(client, .post, "\(object)?alt=downloadTokens") == .unauthorized)
+            #expect(try await status(client, .post, object, alice) == .badRequest)
+            func makeToken() async throws -> (id: String, uri: String) {
+                try await client.execute(uri: "\(object)?alt=downloadTokens", method: .post, headers: auth(alice)) { response in
+                    #expect(response.status == .ok)
+                    let answer = try json(response)
+                    let url = try #require(answer["url"] as? String)
+                    #expect((answer["token"] as? String).map { url.hasSuffix("alt=media&token=\($0)") } == true)
+                    return (try #require(answer["id"] as? String), String(url[try #require(url.range(of: "/v0/b/")).lowerBound...]))
+                }
+            }
+            let first = try await makeToken()
+            try await client.execute(uri: first.uri, method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(Array(buffer: response.body) == bytes)
+            }
+            try await client.execute(uri: first.uri, method: .get, headers: [.range: "bytes=-500"]) { response in
+                #expect(response.status == .partialContent)
+                #expect(Array(buffer: response.body) == Array(bytes.suffix(500)))
+            }
+            #expect(try await status(client, .get, first.uri + "x") == .forbidden)
+            #expect(try await status(client, .get, first.uri.replacingOccurrences(of: "rio%2F1", with: "rio%2F2")) == .forbidden)
+            let second = try await makeToken()
+            try await client.execute(uri: "\(object)?alt=downloadTokens", method: .get, headers: auth(alice)) { response in
+                let tokens = try #require(try json(response)["tokens"] as? [[String: Any]])
+                #expect(tokens.compactMap { $0["id"] as? String } == [first.id, second.id])
+                #expect(!String(buffer: response.body).contains("sdt_"), "tokens are never shown again")
+            }
+            #expect(try await status(client, .get, "\(object)?alt=downloadTokens", bob) == .forbidden)
+
+            // A mistyped revocation is refused and deletes nothing.
+            #expect(try await status(client, .delete, "\(object)?alt=downloadToken&id=\(first.id)", alice) == .badRequest)
+            #expect(try await status(client, .delete, "\(object)?alt=downloadTokens&id=\(first.id)", bob) == .forbidden)
+            #expect(try await status(client, .delete, "\(object)?alt=downloadTokens&id=\(first.id)", alice) == .noContent)
+            #expect(try await status(client, .get, first.uri) == .forbidden, "revoked: stops at once")
+            #expect(try await status(client, .get, second.uri) == .ok)
+            #expect(try await status(client, .delete, "\(object)?alt=downloadTokens&id=\(first.id)", alice) == .notFound)
+
+            // Replaced or deleted, the object takes its tokens with it.
+            #expect(try await status(client, .put, object, alice, body: try fixture("gps.jpg")) == .ok)
+            #expect(try await status(client, .get, second.uri) == .forbidden)
+            let third = try await makeToken()
+            #expect(try await status(client, .delete, object, alice) == .noContent)
+            #expect(try await status(client, .put, object, alice, body: try fixture("gps.jpg")) == .ok)
+            #expect(try await status(client, .get, third.uri) == .forbidden)
+        }
+    }
+
+    @Test func aHiddenPositionIsOmittedForEveryoneButTheOwner() async throws {
+        let store = try TestStore()
+        let (_, alice) = try await store.user("alice")
+        let (_, bob) = try await store.user("bob")
+        let original = try fixture("geotagged/paris.jpg")
+        #expect(ExifReader.read(jpeg: original).location != nil)
+        try await app(store).test(.router) { client in
+            let object = "/v0/b/spots/o/louvre%2F1.jpg"
+            #expect(try await status(client, .put, object, alice, body: original) == .ok)
+            func location(_ uri: String, _ token: String) async throws -> [String: Any]? {
+                try await client.execute(uri: uri, method: .get, headers: auth(token)) { response in
+                    #expect(response.status == .ok)
+                    return (try json(response)["photo"] as? [String: Any])?["location"] as? [String: Any]
+                }
+            }
+            func media(_ uri: String, _ token: String? = nil) async throws -> [UInt8] {
+                try await client.execute(uri: uri, method: .get, headers: token.map(auth) ?? [:]) { response in
+                    #expect(response.status == .ok)
+                    return Array(buffer: response.body)
+                }
+            }
+            #expect(try await location(object, bob)?["latitude"] is Double, "shown by default")
+            #expect(try await media("\(object)?alt=media", bob) == original)
+
+            let hide = ByteBuffer(string: #"{"hideLocation": true}"#)
+            #expect(try await client.execute(uri: "/v0/b/spots/spots/louvre", method: .patch, headers: auth(bob), body: hide) { $0.status } == .forbidden)
+            try await client.execute(uri: "/v0/b/spots/spots/louvre", method: .patch, headers: auth(alice), body: hide) { response in
+                #expect(response.status == .ok)
+                let spot = try json(response)
+                #expect(spot["locationHidden"] as? Bool == true)
+            }
+
+            // Metadata: the city stays, the coordinates go, for everyone but the owner.
+            let seenByBob = try #require(try await location(object, bob))
+            #expect(seenByBob["latitude"] == nil && seenByBob["longitude"] == nil && seenByBob["distanceKm"] == nil)
+            #expect(seenByBob["city"] as? String == "Paris")
+            #expect(try await location(object, alice)?["latitude"] is Double)
+            let listed = try await client.execute(uri: "/v0/b/spots/o?prefix=louvre%2F", method: .get, headers: auth(bob)) { String(buffer: $0.body) }
+            #expect(!listed.contains("latitude") && listed.contains("Paris"))
+            let spot = try await client.execute(uri: "/v0/b/spots/spots/louvre", method: .get, headers: auth(bob)) { String(buffer: $0.body) }
+            #expect(!spot.contains("latitude") && spot.contains("Paris"))
+            let near = try await client.execute(uri: "/v0/b/spots/spots?near=48.86,2.34&radiusKm=50", method: .get, headers: auth(bob)) { String(buffer: $0.body) }
+            #expect(!near.contains("louvre"))
+
+            // Originals: GPS removed for others, the image data untouched; the owner gets the upload.
+            let stripped = try await media("\(object)?alt=media", bob)
+            #expect(stripped != original)
+            #expect(stripped == LocationStripper.removingLocation(from: original))
+            #expect(ExifReader.read(jpeg: stripped).location == nil)
+            #expect(ExifReader.read(jpeg: stripped).cameraModel == ExifReader.read(jpeg: original).cameraModel)
+            #expect(try await media("\(object)?alt=media", alice) == original)
+            try await client.execute(uri: "\(object)?alt=media", method: .get, headers: auth(bob).merging([.range: "bytes=-100"])) { response in
+                #expect(response.status == .partialContent)
+                #expect(Array(buffer: response.body) == Array(stripped.suffix(100)))
+            }
+            // Links made by the owner are for others too.
+            let signed = try await client.execute(uri: "\(object)?alt=signedUrl", method: .get, headers: auth(alice)) { response in
+                let url = try #require(try json(response)["url"] as? String)
+                return String(url[try #require(url.range(of: "/v0/b/")).lowerBound...])
+            }
+            #expect(try await media(signed) == stripped)
+            let token = try await client.execute(uri: "\(object)?alt=downloadTokens", method: .post, headers: auth(alice)) { response in
+                let url = try #require(try json(response)["url"] as? String)
+                return String(url[try #require(url.range(of: "/v0/b/")).lowerBound...])
+            }
+            #expect(try await media(token) == stripped)
+
+            // Shown again, everyone gets the position and the original bytes.
+            let show = ByteBuffer(string: #"{"hideLocation": false}"#)
+            #expect(try await client.execute(uri: "/v0/b/spots/spots/louvre", method: .patch, headers: auth(alice), body: show) { $0.status } == .ok)
+            #expect(try await media("\(object)?alt=media", bob) == original)
+        }
+        // The GPS-free copy is one more blob, made once.
+        #expect(store.blobFiles().count == 4)
+    }
+}
+
+extension HTTPFields {
+    /// These fields with `other`'s added.
+    func merging(_ other: HTTPFields) -> HTTPFields {
+        var fields = self
+        fields.append(contentsOf: other)
+        return fields
+    }
+}
