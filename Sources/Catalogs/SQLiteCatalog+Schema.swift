@@ -140,7 +140,7 @@ extension SQLiteCatalog {
     }
 
     /// User claims for the access rules; download tokens (digests only, gone with their
-    /// object); spots hiding their position and GPS-free copies of photos; and a spot row
+    /// object); spots hiding their position and GPS-free copies of images; and a spot row
     /// for every top folder, owned by the owner of its oldest object.
     ///
     /// Shipped: never change this.
@@ -160,8 +160,10 @@ extension SQLiteCatalog {
         try db.alter(table: SpotRecord.databaseTableName) { t in
             t.add(column: "hidesLocation", .boolean).notNull().defaults(to: false)
         }
-        try db.alter(table: PhotoRecord.databaseTableName) { t in
-            t.add(column: "locationFreeDigest", .text)
+        // Blob digest → the digest of the same image without GPS, made on first need.
+        try db.create(table: "locationFreeBlobs") { t in
+            t.primaryKey("digest", .text)
+            t.column("freeDigest", .text).notNull()
         }
         try db.execute(sql: """
             INSERT INTO spots (bucket, id, owner, createdAt)

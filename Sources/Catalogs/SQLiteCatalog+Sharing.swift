@@ -55,15 +55,16 @@ extension SQLiteCatalog {
     /// The blob holding the same image as `digest` with its GPS removed, if made before.
     public func locationFreeDigest(of digest: Digest) async throws -> Digest? {
         try await dbWriter.read { db in
-            try String.fetchOne(db, sql: "SELECT locationFreeDigest FROM photos WHERE digest = ?", arguments: [digest.hex])
+            try String.fetchOne(db, sql: "SELECT freeDigest FROM locationFreeBlobs WHERE digest = ?", arguments: [digest.hex])
                 .flatMap(Digest.init(hex:))
         }
     }
 
-    /// Records that blob `free` is `digest` without GPS; a no-op when `digest` has no photo row.
+    /// Records that blob `free` is `digest` without GPS (replacing an earlier record).
     public func setLocationFreeDigest(_ free: Digest, of digest: Digest) async throws {
         try await dbWriter.write { db in
-            try db.execute(sql: "UPDATE photos SET locationFreeDigest = ? WHERE digest = ?", arguments: [free.hex, digest.hex])
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO locationFreeBlobs (digest, freeDigest) VALUES (?, ?)", arguments: [digest.hex, free.hex])
         }
     }
 

@@ -79,7 +79,8 @@ extension StorageService {
     /// The object at `path` if `user` may read it and owns it.
     private func ownedObject(at path: ObjectPath, by user: User?, toShare what: String) async throws -> StoredObject {
         let (object, _) = try await authorizedObject(.get, at: path, for: user)
-        guard let user, object.owner == user.uid else {
+        guard let user else { throw SpotError(.unauthenticated, "sign in to \(what) \(path)") }
+        guard object.owner == user.uid else {
             throw SpotError(.forbidden, "only the owner of \(path) (\(object.owner)) may \(what) it")
         }
         return object
@@ -105,11 +106,12 @@ extension StorageService {
     }
 
     /// The bytes of `object` for `user` (`nil`: someone holding a link): the stored blob,
-    /// or, when `spot` hides its position from them and the object is an image, a copy
-    /// without GPS made once and kept as a blob.
+    /// or, when `spot` hides its position from them and the object is a JPEG or PNG (by its
+    /// bytes), a copy without GPS made once and kept as a blob.
     func download(of object: StoredObject, spot: SpotState?, for user: User?) async throws -> Download {
         let original = Download(digest: object.digest, size: object.size, contentType: object.contentType)
-        guard object.photo != nil, !Self.seesPosition(of: spot, user) else { return original }
+        let isImage = ImageFormat.allCases.contains { $0.contentType == object.contentType }
+        guard isImage, !Self.seesPosition(of: spot, user) else { return original }
         if let free = try await catalog.locationFreeDigest(of: object.digest), let size = try await blobs.size(of: free) {
             return Download(digest: free, size: size, contentType: object.contentType)
         }

@@ -249,7 +249,8 @@ public struct StorageService: Sendable {
     /// - Throws: `.forbidden` for anyone but the spot's owner; `.notFound` for a missing spot.
     public func updateSpot(bucket: String, id: String, changes: SpotChanges, by user: User?) async throws -> SpotDetails {
         let spot = try await self.spot(bucket: bucket, id: id, for: user)
-        guard let user, spot.owner == user.uid else {
+        guard let user else { throw SpotError(.unauthenticated, "sign in to change spot '\(id)'") }
+        guard spot.owner == user.uid else {
             throw SpotError(.forbidden, "spot '\(id)' belongs to \(spot.owner); only its owner may change it")
         }
         return try await catalog.updateSpot(bucket: bucket, id: id, changes: changes)

@@ -67,10 +67,10 @@ extension SpotStoreCommand.Rules {
         @Option(help: ArgumentHelp("A claim of the user, key=value; repeat for several (replaces the stored claims).", valueName: "key=value"))
         var claim: [String] = []
 
-        @Option(help: ArgumentHelp("The spot's owner, as if the spot existed.", valueName: "uid"))
+        @Option(help: ArgumentHelp("The spot's owner (the spot then exists; default: the store's, else --as).", valueName: "uid"))
         var spotOwner: String?
 
-        @Option(help: ArgumentHelp("How many objects the spot holds.", valueName: "count"))
+        @Option(help: ArgumentHelp("How many objects the spot holds (the spot then exists).", valueName: "count"))
         var spotObjects: Int?
 
         func validate() throws {
@@ -93,10 +93,12 @@ extension SpotStoreCommand.Rules {
             var auth = uid.map { Auth(uid: $0, claims: known.claims) }
             if !claim.isEmpty { auth?.claims = try parseClaims(claim) }
             var spot = known.spot
-            if let spotOwner, let spotID = name.split(separator: "/", omittingEmptySubsequences: false).first.map(String.init), name.contains("/") {
-                spot = SpotState(bucket: bucket, id: spotID, owner: spotOwner, objectCount: spot?.objectCount ?? 0)
+            if let slash = name.firstIndex(of: "/"), spotOwner != nil || spotObjects != nil {
+                let spotID = String(name[..<slash])
+                spot = SpotState(
+                    bucket: bucket, id: spotID, owner: spotOwner ?? spot?.owner ?? uid ?? "",
+                    objectCount: spotObjects ?? spot?.objectCount ?? 0)
             }
-            if let spotObjects { spot?.objectCount = spotObjects }
             let operation = Self.operation(op, exists: known.resource != nil)
             let writes = operation == .create || operation == .update
             let request = AccessRequest(

@@ -142,6 +142,39 @@ extension HTTPTests {
     }
 }
 
+extension HTTPTests {
+    /// Without thumbnails there is no photo metadata, but the bytes are still a JPEG with GPS.
+    @Test func aHiddenPositionIsStrippedInBucketsWithoutThumbnails() async throws {
+        let store = try TestStore(rules: """
+            rules_version = '2';
+            service firebase.storage {
+              match /b/media/o/{spotId}/{file} {
+                limit thumbnails: false;
+                allow get: if request.auth != null;
+                allow write: if request.auth != null && request.auth.uid == spotId;
+              }
+              match /b/media/o/{path=**} {
+                allow list: if request.auth != null;
+              }
+            }
+            """)
+        let (_, alice) = try await store.user("alice")
+        let (_, bob) = try await store.user("bob")
+        let original = try fixture("geotagged/sydney.jpg")
+        try await app(store).test(.router) { client in
+            #expect(try await status(client, .put, "/v0/b/media/o/alice%2Fharbour.jpg", alice, body: original) == .ok)
+            let hide = ByteBuffer(string: #"{"hideLocation": true}"#)
+            #expect(try await client.execute(uri: "/v0/b/media/spots/alice", method: .patch, headers: auth(alice), body: hide) { $0.status } == .ok)
+            #expect(try await client.execute(uri: "/v0/b/media/spots/alice", method: .patch, body: hide) { $0.status } == .unauthorized)
+            let seen = try await client.execute(uri: "/v0/b/media/o/alice%2Fharbour.jpg?alt=media", method: .get, headers: auth(bob)) {
+                Array(buffer: $0.body)
+            }
+            #expect(seen == LocationStripper.removingLocation(from: original))
+            #expect(ExifReader.read(jpeg: seen).location == nil)
+        }
+    }
+}
+
 extension HTTPFields {
     /// These fields with `other`'s added.
     func merging(_ other: HTTPFields) -> HTTPFields {

@@ -38,15 +38,16 @@ import TestSupport
         return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    /// Starts `spotstore serve` on a free port and waits until /healthz answers.
-    static func startServer(store: String) async throws -> (Process, String) {
+    /// Starts `spotstore serve` on a free port and waits until /healthz answers; `arguments`
+    /// are added to the command line, and its output goes to `log` (default: discarded).
+    static func startServer(store: String, arguments: [String] = [], log: FileHandle = .nullDevice) async throws -> (Process, String) {
         for _ in 0..<5 {
             let port = Int.random(in: 20000...60000)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["serve", "--store", store, "--port", String(port), "--log-level", "warning"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            process.arguments = ["serve", "--store", store, "--port", String(port), "--log-level", "warning"] + arguments
+            process.standardOutput = log
+            process.standardError = log
             try process.run()
             let url = "http://127.0.0.1:\(port)"
             for _ in 0..<100 {
