@@ -27,6 +27,21 @@ struct ClientOptions: ParsableArguments {
     }
 }
 
+/// One object on the service, as client commands name it: `BUCKET/PATH`.
+struct ObjectOptions: ParsableArguments {
+    @OptionGroup var client: ClientOptions
+
+    @Argument(help: ArgumentHelp("The object, like spots/eiffel/1.jpg.", valueName: "bucket/path"))
+    var object: String
+
+    /// The client, and the object's bucket and name.
+    func resolve() throws -> (api: APIClient, bucket: String, name: String) {
+        let api = try client.client()
+        let (bucket, name) = try splitBucketPath(object, pathRequired: true)
+        return (api, bucket, name)
+    }
+}
+
 /// Splits `BUCKET/PATH` (or `BUCKET` alone when `pathRequired` is false).
 func splitBucketPath(_ text: String, pathRequired: Bool) throws -> (bucket: String, path: String) {
     let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)

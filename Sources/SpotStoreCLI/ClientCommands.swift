@@ -57,10 +57,7 @@ extension SpotStoreCommand {
             abstract: "Download an object (or one of its thumbnails).",
             discussion: "Without -o the file is saved under its own name in the current directory; `-o -` writes to stdout. The file appears only when complete.")
 
-        @OptionGroup var client: ClientOptions
-
-        @Argument(help: ArgumentHelp("The object, like spots/eiffel/1.jpg.", valueName: "bucket/path"))
-        var object: String
+        @OptionGroup var target: ObjectOptions
 
         @Option(name: [.short, .customLong("output")], help: ArgumentHelp("Where to write ('-' for stdout).", valueName: "file"))
         var output: String?
@@ -69,8 +66,7 @@ extension SpotStoreCommand {
         var thumb: Int?
 
         func run() async throws {
-            let api = try client.client()
-            let (bucket, name) = try splitBucketPath(object, pathRequired: true)
+            let (api, bucket, name) = try target.resolve()
             let query = thumb.map { "alt=thumbnail&size=\($0)" } ?? "alt=media"
             let response = try await api.send(.GET, api.objectURL(bucket: bucket, name: name, query: query))
             let baseName = (name as NSString).lastPathComponent
@@ -126,14 +122,10 @@ extension SpotStoreCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete an object.")
 
-        @OptionGroup var client: ClientOptions
-
-        @Argument(help: ArgumentHelp("The object, like spots/eiffel/1.jpg.", valueName: "bucket/path"))
-        var object: String
+        @OptionGroup var target: ObjectOptions
 
         func run() async throws {
-            let api = try client.client()
-            let (bucket, name) = try splitBucketPath(object, pathRequired: true)
+            let (api, bucket, name) = try target.resolve()
             _ = try await api.send(.DELETE, api.objectURL(bucket: bucket, name: name))
             print("deleted \(bucket)/\(name)")
         }

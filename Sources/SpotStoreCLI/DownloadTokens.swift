@@ -20,14 +20,10 @@ extension SpotStoreCommand.DownloadTokens {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make a download token and print its URL (shown once).")
 
-        @OptionGroup var client: ClientOptions
-
-        @Argument(help: ArgumentHelp("The object, like spots/eiffel/1.jpg.", valueName: "bucket/path"))
-        var object: String
+        @OptionGroup var target: ObjectOptions
 
         func run() async throws {
-            let api = try client.client()
-            let (bucket, name) = try splitBucketPath(object, pathRequired: true)
+            let (api, bucket, name) = try target.resolve()
             let made = try await api.json(NewTokenAnswer.self, .POST, api.objectURL(bucket: bucket, name: name, query: "alt=downloadTokens"))
             print("download token \(made.id) of \(bucket)/\(name); its URL (shown once):")
             print(made.url)
@@ -37,14 +33,10 @@ extension SpotStoreCommand.DownloadTokens {
     struct ListTokens: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "List the live download tokens of an object (ids and dates).")
 
-        @OptionGroup var client: ClientOptions
-
-        @Argument(help: ArgumentHelp("The object, like spots/eiffel/1.jpg.", valueName: "bucket/path"))
-        var object: String
+        @OptionGroup var target: ObjectOptions
 
         func run() async throws {
-            let api = try client.client()
-            let (bucket, name) = try splitBucketPath(object, pathRequired: true)
+            let (api, bucket, name) = try target.resolve()
             let answer = try await api.json(TokensAnswer.self, .GET, api.objectURL(bucket: bucket, name: name, query: "alt=downloadTokens"))
             if answer.tokens.isEmpty { print("\(bucket)/\(name) has no download tokens") }
             for token in answer.tokens { print("\(token.id)\tcreated \(token.timeCreated)") }
@@ -54,17 +46,13 @@ extension SpotStoreCommand.DownloadTokens {
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke a download token; its URL stops working at once.")
 
-        @OptionGroup var client: ClientOptions
-
-        @Argument(help: ArgumentHelp("The object, like spots/eiffel/1.jpg.", valueName: "bucket/path"))
-        var object: String
+        @OptionGroup var target: ObjectOptions
 
         @Argument(help: ArgumentHelp("The token's id, as `list` shows it.", valueName: "id"))
         var id: String
 
         func run() async throws {
-            let api = try client.client()
-            let (bucket, name) = try splitBucketPath(object, pathRequired: true)
+            let (api, bucket, name) = try target.resolve()
             let query = "alt=downloadTokens&id=\(id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id)"
             _ = try await api.send(.DELETE, api.objectURL(bucket: bucket, name: name, query: query))
             print("revoked download token \(id) of \(bucket)/\(name)")

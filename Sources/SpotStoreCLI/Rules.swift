@@ -89,6 +89,9 @@ extension SpotStoreCommand.Rules {
                 throw ExitCode(2)
             }
             let (bucket, name) = try splitBucketPath(path, pathRequired: op != "list")
+            // Only what the server would accept: it answers 400 before any rule is asked.
+            if let uid { try User.validate(uid: uid) }
+            if op == "list" { try ObjectPath.validate(bucket: bucket) } else { _ = try ObjectPath(bucket: bucket, name: name) }
             let known = try await storedFacts(bucket: bucket, name: name)
             var auth = uid.map { Auth(uid: $0, claims: known.claims) }
             if !claim.isEmpty { auth?.claims = try parseClaims(claim) }

@@ -9,10 +9,7 @@ extension SpotStoreCommand {
             abstract: "Print an expiring download URL for one of your objects; whoever has it may download it without a token.",
             discussion: "The URL is signed by the server (HMAC-SHA256 with its secret key) over the object and the expiry; it stops working when it expires or if any part is altered. Only the object's owner may ask for one.")
 
-        @OptionGroup var client: ClientOptions
-
-        @Argument(help: ArgumentHelp("The object, like spots/eiffel/1.jpg.", valueName: "bucket/path"))
-        var object: String
+        @OptionGroup var target: ObjectOptions
 
         @Option(help: ArgumentHelp("How long the URL works: seconds, or with s, m, h or d (at most 7d).", valueName: "duration"))
         var expires: String = "1h"
@@ -24,8 +21,7 @@ extension SpotStoreCommand {
         }
 
         func run() async throws {
-            let api = try client.client()
-            let (bucket, name) = try splitBucketPath(object, pathRequired: true)
+            let (api, bucket, name) = try target.resolve()
             let seconds = Self.seconds(in: expires) ?? 3600
             let signed = try await api.json(SignedURLAnswer.self, .GET, api.objectURL(bucket: bucket, name: name, query: "alt=signedUrl&expiresIn=\(seconds)"))
             print(signed.url)
