@@ -2,6 +2,7 @@
 # make-corpus.sh - deterministic corpus of photo-like 12 MP JPEGs for the thumbnail bench.
 #
 #   bench/make-corpus.sh [DIR=bench/corpus] [COUNT=40]
+#   bench/make-corpus.sh --geo [DIR=bench/corpus-geo] [COUNT=40]
 #   env: SEED=1000  JOBS=$(nproc)  CONVERT=/usr/bin/convert
 #
 # Image i (1..COUNT) is DIR/photo_NNN.jpg, 4000x3000, JPEG quality 90, 4:2:0 chroma
@@ -14,7 +15,15 @@
 # below); photo_003, 007, 011, 012 get Orientation=6 (so the stored 4000x3000 pixels
 # display as 3000x4000 and a thumbnailer must rotate them).
 # Files that already exist are kept (not regenerated); manifest.csv and MD5SUMS are
-# rewritten each run. Modelled on /work/shared/bench/make-corpus.sh (same seeds, so the
+# rewritten each run.
+# --geo (for bench/ingest.sh): makes the plain corpus in bench/corpus first if needed,
+# then copies photo_001..COUNT into DIR and writes GPS into every copy with exiftool:
+# photo i is at city (i-1) % 10 of the list below, moved (i-1)/10 * (0.0009 deg lat,
+# 0.0012 deg lon), i.e. 0..~300 m, so 4 photos per city, 40 geotagged photos in all. Only
+# the JPEGs are visible in DIR (the manifest is DIR/.manifest.csv, DIR/.MD5SUMS). The
+# pixels, the other EXIF tags and Orientation are those of the plain corpus; the bytes are
+# reproducible for a given ImageMagick and exiftool version. Existing copies are kept.
+# Modelled on /work/shared/bench/make-corpus.sh (same seeds, so the
 # same bytes for the same ImageMagick version).
 set -euo pipefail
 
@@ -70,6 +79,43 @@ make_one() {  # make_one OUT INDEX
 
 if [[ ${1:-} == --one ]]; then  # internal: called by xargs
   SEED=$3; make_one "$2" "$4"; exit 0
+fi
+
+geo_of() {  # geo_of INDEX -> "name lat lon" (6 decimals)
+  local name lat lon k=$((($1 - 1) / 10))
+  read -r name lat lon <<<"${CITIES[$((($1 - 1) % 10))]}"
+  awk -v n="$name" -v a="$lat" -v o="$lon" -v k="$k" 'BEGIN {printf "%s %.6f %.6f\n", n, a + k * 0.0009, o + k * 0.0012}'
+}
+
+if [[ ${1:-} == --geo ]]; then
+  GEO_OUT=${2:-$HERE/corpus-geo}
+  COUNT=${3:-40}
+  [[ $COUNT =~ ^[0-9]+$ ]] && ((COUNT > 0)) || { echo "usage: $0 --geo [DIR] [COUNT]" >&2; exit 2; }
+  BASE=$HERE/corpus
+  for i in $(seq 1 "$COUNT"); do   # make the plain corpus only when a file is missing
+    [[ -s $(printf '%s/photo_%03d.jpg' "$BASE" "$i") ]] || { "${BASH_SOURCE[0]}" "$BASE" "$((COUNT > 40 ? COUNT : 40))"; break; }
+  done
+  command -v exiftool >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y libimage-exiftool-perl >&2
+  mkdir -p "$GEO_OUT"
+  rm -f "$GEO_OUT"/*.tmp.jpg
+  echo "file,lat,lon,city,orientation" >"$GEO_OUT/.manifest.csv"
+  for i in $(seq 1 "$COUNT"); do
+    f=$(printf 'photo_%03d.jpg' "$i")
+    read -r name lat lon <<<"$(geo_of "$i")"
+    o=1; [[ $ROTATED == *" $i "* ]] && o=6
+    echo "$f,$lat,$lon,$name,$o" >>"$GEO_OUT/.manifest.csv"
+    [[ -s $GEO_OUT/$f ]] && continue
+    cp "$BASE/$f" "$GEO_OUT/$f.tmp.jpg"
+    exiftool -q -overwrite_original \
+      "-GPSLatitude=${lat#-}" "-GPSLatitudeRef=$([[ $lat == -* ]] && echo S || echo N)" \
+      "-GPSLongitude=${lon#-}" "-GPSLongitudeRef=$([[ $lon == -* ]] && echo W || echo E)" \
+      "$GEO_OUT/$f.tmp.jpg"
+    touch -d "2023-06-01 12:00:00 UTC" "$GEO_OUT/$f.tmp.jpg"
+    mv "$GEO_OUT/$f.tmp.jpg" "$GEO_OUT/$f"
+  done
+  (cd "$GEO_OUT" && md5sum $(seq -f 'photo_%03g.jpg' 1 "$COUNT") >.MD5SUMS)
+  echo "make-corpus: $COUNT geotagged files in $GEO_OUT ($(du -sh "$GEO_OUT" | cut -f1))" >&2
+  exit 0
 fi
 
 OUT=${1:-$HERE/corpus}

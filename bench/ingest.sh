@@ -1,0 +1,363 @@
+#!/usr/bin/env bash
+# ingest.sh - batch ingest: `spotstore ingest` into a local server vs the pipeline a user
+# would script (sha256sum, exiftool, vipsthumbnail x2, curl -T into nginx WebDAV), same
+# 40 geotagged 12 MP JPEGs, same parallelism, in one run.
+#
+#   bench/ingest.sh
+#
+# Environment (all optional):
+#   SPOTSTORE=path     binary to test; when set, no `swift build` is run
+#                      (default: swift build -c release --product spotstore,
+#                      then <repo>/.build/release/spotstore)
+#   CONCURRENCY=4      parallelism of both: `ingest --concurrency N` and `xargs -P N`
+#   RUNS=3             timed runs of each; medians are reported
+#   COUNT=40           photos; CORPUS=bench/corpus-geo (made by `make-corpus.sh --geo`)
+#   PORT=18290         spotstore serve port; NGINX_PORT=18291
+#   VIPS_Q=85          JPEG quality of vipsthumbnail (spotstore writes q85)
+#   LOG_LEVEL=warning  spotstore serve --log-level (the server log is kept in the temp dir)
+#   ONLY_REFERENCE=1   run only the reference pipelines (no build, no spotstore)
+#   KEEP=1             keep the temporary directory (stores, nginx root, logs)
+#
+# Per run (interleaved; fresh store and fresh nginx root each time; warm page cache):
+#   (a)  spotstore ingest DIR --bucket bench --server URL --token T --concurrency N --quiet
+#        --json FILE, into `spotstore serve` on a new store (rules file below: 40 photos per
+#        spot allowed). Hash, EXIF, city, 256 + 1024 thumbnails, store.
+#   (c)  the same command again right after (a), on the same store: everything present.
+#   (b)  find DIR -name '*.jpg' | xargs -P N -n 1 per-file.sh, per file: sha256sum,
+#        exiftool -n -GPSLatitude -GPSLongitude, vipsthumbnail --size 256 and --size 1024,
+#        curl -T of the original and both thumbnails into nginx (WebDAV PUT) on 127.0.0.1.
+#   (b0) the same without uploading the thumbnails (only the original goes to nginx).
+# Targets: median(a) / median(b) <= 0.40; (c) < 1 s. Peak RSS of the server during (a).
+# The report is printed and saved to bench/results/ingest-<UTC time>.txt.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+CONCURRENCY=${CONCURRENCY:-4}
+RUNS=${RUNS:-3}
+COUNT=${COUNT:-40}
+CORPUS=${CORPUS:-$HERE/corpus-geo}
+PORT=${PORT:-18290}
+NGINX_PORT=${NGINX_PORT:-18291}
+VIPS_Q=${VIPS_Q:-85}
+LOG_LEVEL=${LOG_LEVEL:-warning}
+ONLY_REFERENCE=${ONLY_REFERENCE:-0}
+
+die() { printf 'ingest.sh: %s\n' "$*" >&2; exit 1; }
+log() { printf '.. %s\n' "$*" >&2; }
+
+# --- tools ------------------------------------------------------------------------------
+missing=()
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+command -v exiftool >/dev/null || missing+=(libimage-exiftool-perl)
+command -v vipsthumbnail >/dev/null || missing+=(libvips-tools)
+command -v curl >/dev/null || missing+=(curl)
+command -v sha256sum >/dev/null || missing+=(coreutils)
+command -v xargs >/dev/null || missing+=(findutils)
+command -v python3 >/dev/null || missing+=(python3)
+if ((${#missing[@]})); then
+  log "installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+"$NGINX" -V 2>&1 | grep -q -- --with-http_dav_module || die "$NGINX has no WebDAV module (--with-http_dav_module); install Debian's nginx"
+V_NGINX=$("$NGINX" -v 2>&1 | sed 's/^nginx version: //')
+V_EXIF=$(exiftool -ver)
+V_VIPS=$(vipsthumbnail --vips-version 2>/dev/null | head -1)
+V_CURL=$(curl --version | head -1 | awk '{print $1, $2}')
+V_SHA=$(sha256sum --version | head -1)
+V_XARGS=$(xargs --version | head -1)
+
+# --- the binary -------------------------------------------------------------------------
+if [[ $ONLY_REFERENCE != 1 ]]; then
+  if [[ -z ${SPOTSTORE:-} ]]; then
+    command -v swift >/dev/null || die "swift not found: install the toolchain or set SPOTSTORE=path/to/spotstore"
+    log "swift build -c release --product spotstore (a clean release build takes ~9 min)"
+    (cd "$ROOT" && swift build -c release --product spotstore) >&2 ||
+      die "swift build -c release --product spotstore failed (set SPOTSTORE=path to use another binary, or ONLY_REFERENCE=1)"
+    SPOTSTORE=$ROOT/.build/release/spotstore
+  fi
+  [[ -x $SPOTSTORE ]] || die "spotstore binary not found or not executable: $SPOTSTORE"
+  help=$("$SPOTSTORE" ingest --help 2>&1) && grep -q -- --concurrency <<<"$help" ||
+    die "'$SPOTSTORE ingest --help' failed or has no --concurrency: this binary has no ingest command
+$(head -5 <<<"$help")"
+fi
+
+# --- corpus -----------------------------------------------------------------------------
+mapfile -t files < <(seq -f "$CORPUS/photo_%03g.jpg" 1 "$COUNT")
+have=0; for f in "${files[@]}"; do [[ -s $f ]] && have=$((have + 1)); done
+if ((have < COUNT)); then
+  log "geotagged corpus incomplete ($have/$COUNT in $CORPUS): running make-corpus.sh --geo"
+  "$HERE/make-corpus.sh" --geo "$CORPUS" "$COUNT"
+fi
+nogps=$(exiftool -q -n -T -GPSLatitude "${files[@]}" | grep -c '^-$' || true)
+((nogps == 0)) || die "$nogps of $COUNT photos in $CORPUS have no GPS (make them with: bench/make-corpus.sh --geo $CORPUS $COUNT)"
+
+TMP=$(mktemp -d /tmp/spotstore-ingest.XXXXXX)
+server=""; nginx_pid=""
+cleanup() {
+  [[ -n $server ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  [[ -n $nginx_pid ]] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+  if [[ ${KEEP:-0} == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+
+# Both pipelines read the same directory holding exactly the COUNT photos (hard links when
+# possible). Its name, "photos", is the folder spotstore turns into the spot id.
+IN=$TMP/in/photos
+mkdir -p "$IN"
+cp -l "${files[@]}" "$IN/" 2>/dev/null || cp "${files[@]}" "$IN/"
+BYTES=$(cat "$IN"/*.jpg | wc -c)
+warm() { cat "$IN"/*.jpg >/dev/null; }
+
+# --- nginx (foreground, everything under $TMP/nginx) -----------------------------------------
+NGX=$TMP/nginx
+mkdir -p "$NGX"/{www,logs,body,proxy,fastcgi,uwsgi,scgi}
+user_line=""; ((EUID == 0)) && user_line="user root root;"   # workers must write $TMP
+cat >"$NGX/nginx.conf" <<EOF
+# written by bench/ingest.sh
+daemon off;
+$user_line
+worker_processes auto;
+pid $NGX/nginx.pid;
+error_log $NGX/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log $NGX/logs/access.log;
+  client_body_temp_path $NGX/body;
+  proxy_temp_path $NGX/proxy;
+  fastcgi_temp_path $NGX/fastcgi;
+  uwsgi_temp_path $NGX/uwsgi;
+  scgi_temp_path $NGX/scgi;
+  client_max_body_size 0;
+  sendfile on;
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    root $NGX/www;
+    location / {
+      dav_methods PUT DELETE MKCOL;
+      create_full_put_path on;
+      dav_access user:rw group:r all:r;
+    }
+  }
+}
+EOF
+"$NGINX" -t -q -p "$NGX" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" ||
+  die "nginx -t failed: $(tail -5 "$NGX/logs/error.log")"
+"$NGINX" -p "$NGX" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" &
+nginx_pid=$!
+ok=0; for _ in $(seq 1 100); do
+  curl -s -o /dev/null "http://127.0.0.1:$NGINX_PORT/" && { ok=1; break; }
+  kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1
+done
+((ok)) || die "nginx did not start on 127.0.0.1:$NGINX_PORT: $(tail -5 "$NGX/logs/error.log")"
+printf 'x' | curl -sfS -T - "http://127.0.0.1:$NGINX_PORT/check/x.txt" || die "WebDAV PUT to nginx failed"
+
+# --- (b) the per-file script a user would write ---------------------------------------------
+cat >"$TMP/per-file.sh" <<'EOF'
+#!/usr/bin/env bash
+# per-file.sh FILE: hash, GPS, two thumbnails, upload. Run as: xargs -P N -n 1 per-file.sh
+# env: DEST=http://host/prefix  OUT=local dir for thumbnails and the index  Q=jpeg quality
+#      THUMBS_UP=1 to upload the thumbnails as well as the original
+set -euo pipefail
+f=$1
+name=$(basename "$f" .jpg)
+sha=$(sha256sum "$f" | cut -d' ' -f1)
+gps=$(exiftool -n -s3 -GPSLatitude -GPSLongitude "$f" | paste -sd' ')
+vipsthumbnail "$f" --size 256 -o "$OUT/$name-256.jpg[Q=$Q,strip]"
+vipsthumbnail "$f" --size 1024 -o "$OUT/$name-1024.jpg[Q=$Q,strip]"
+curl -sfS -T "$f" "$DEST/photos/$name.jpg"
+if [[ $THUMBS_UP == 1 ]]; then
+  curl -sfS -T "$OUT/$name-256.jpg" "$DEST/thumbs/256/$name.jpg"
+  curl -sfS -T "$OUT/$name-1024.jpg" "$DEST/thumbs/1024/$name.jpg"
+fi
+printf '%s\t%s\t%s\n' "$name.jpg" "$sha" "$gps" >>"$OUT/index.tsv"
+EOF
+chmod +x "$TMP/per-file.sh"
+
+# run_ref KIND RUN: one timed run of b (thumbnails uploaded) or b0; prints wall ms.
+run_ref() {
+  local kind=$1 r=$2 out=$TMP/out-$1-$2 t0 t1 rc=0 up=1 n
+  [[ $kind == b0 ]] && up=0
+  rm -rf "$out" "$NGX/www/$kind-$r"; mkdir -p "$out"
+  warm
+  t0=$(date +%s%N)
+  find "$IN" -name '*.jpg' -print0 |
+    DEST="http://127.0.0.1:$NGINX_PORT/$kind-$r" OUT="$out" Q=$VIPS_Q THUMBS_UP=$up \
+      xargs -0 -P "$CONCURRENCY" -n 1 "$TMP/per-file.sh" >"$TMP/log-$kind-$r" 2>&1 || rc=$?
+  t1=$(date +%s%N)
+  ((rc == 0)) || die "($kind) run $r failed with status $rc: $(head -5 "$TMP/log-$kind-$r")"
+  # check: every original stored byte-identical, thumbnails there, an index line with GPS each
+  n=$(find "$NGX/www/$kind-$r/photos" -name '*.jpg' | wc -l)
+  ((n == COUNT)) || die "($kind) run $r: $n originals in nginx, expected $COUNT"
+  cmp -s "$IN/photo_001.jpg" "$NGX/www/$kind-$r/photos/photo_001.jpg" || die "($kind) run $r: photo_001.jpg differs in nginx"
+  if ((up)); then
+    n=$(find "$NGX/www/$kind-$r/thumbs" -name '*.jpg' | wc -l)
+    ((n == 2 * COUNT)) || die "($kind) run $r: $n thumbnails in nginx, expected $((2 * COUNT))"
+  fi
+  n=$(awk -F'\t' 'length($2) == 64 && $3 ~ /^-?[0-9.]+ -?[0-9.]+$/' "$out/index.tsv" | wc -l)
+  ((n == COUNT)) || die "($kind) run $r: $n complete index lines, expected $COUNT"
+  rm -rf "$NGX/www/$kind-$r"
+  echo $(((t1 - t0) / 1000000))
+}
+
+# --- (a)/(c) spotstore --------------------------------------------------------------------------
+cat >"$TMP/bench.rules" <<'EOF'
+rules_version = '2';
+// bench/ingest.sh: one spot may hold all the photos.
+service firebase.storage {
+  match /b/bench/o/{spotId}/{file} {
+    limit size: 64 MiB, objects: 1000, types: ["image/jpeg", "image/png"];
+    allow read, write: if request.auth != null;
+  }
+  match /b/bench/o/{path=**} {
+    allow list: if request.auth != null;
+  }
+}
+EOF
+
+# outcomes FILE: "outcome=count ..." from ingest's --json FILE (a JSON array, an object
+# holding one, or JSON lines; each record has an "outcome").
+outcomes() {
+  python3 - "$1" <<'EOF'
+import collections, json, sys
+text = open(sys.argv[1]).read()
+try:
+    data = json.loads(text)
+except ValueError:
+    data = [json.loads(l) for l in text.splitlines() if l.strip()]
+if isinstance(data, dict):
+    data = next((v for v in data.values() if isinstance(v, list)), [data])
+c = collections.Counter(str(r.get("outcome")) for r in data if isinstance(r, dict))
+print(" ".join(f"{k}={v}" for k, v in sorted(c.items())))
+EOF
+}
+# stored_objects: objects in bucket bench, over every spot (folder).
+stored_objects() {
+  local spot n=0
+  while read -r spot; do
+    n=$((n + $("$SPOTSTORE" ls --server "$URL" --token "$TOKEN" "$spot" | grep -vc '/$' || true)))
+  done < <("$SPOTSTORE" ls --server "$URL" --token "$TOKEN" bench | grep '/$')
+  echo "$n"
+}
+
+URL=http://127.0.0.1:$PORT
+TOKEN=""
+declare -A peak_rss=() start_rss=() out_a=() out_c=()
+# run_ours RUN: fresh store and server, timed (a) then timed (c); sets A_MS and C_MS.
+run_ours() {
+  local r=$1 store=$TMP/store-$1 t0 t1 rc=0 n meta
+  rm -rf "$store"
+  TOKEN=$("$SPOTSTORE" users add bench --store "$store" 2>"$TMP/users-$r.log" | tail -1) ||
+    die "spotstore users add failed: $(cat "$TMP/users-$r.log")"
+  "$SPOTSTORE" serve --store "$store" --rules "$TMP/bench.rules" --port "$PORT" --log-level "$LOG_LEVEL" \
+    >"$TMP/server-$r.log" 2>&1 &
+  server=$!
+  ok=0; for _ in $(seq 1 150); do
+    curl -sf "$URL/healthz" >/dev/null && { ok=1; break; }
+    kill -0 "$server" 2>/dev/null || break; sleep 0.1
+  done
+  ((ok)) || die "spotstore serve did not start on $URL: $(tail -5 "$TMP/server-$r.log")"
+  start_rss[$r]=$(awk '/VmRSS/ {print $2}' "/proc/$server/status")
+  warm
+  t0=$(date +%s%N)
+  "$SPOTSTORE" ingest "$IN" --bucket bench --server "$URL" --token "$TOKEN" --concurrency "$CONCURRENCY" \
+    --quiet --json "$TMP/a-$r.json" >"$TMP/log-a-$r" 2>&1 || rc=$?
+  t1=$(date +%s%N)
+  peak_rss[$r]=$(awk '/VmHWM/ {print $2}' "/proc/$server/status")
+  ((rc == 0)) || die "(a) run $r: spotstore ingest exited $rc: $(head -10 "$TMP/log-a-$r")"
+  A_MS=$(((t1 - t0) / 1000000))
+  out_a[$r]=$(outcomes "$TMP/a-$r.json" 2>&1 || true)
+  n=$(stored_objects)
+  ((n == COUNT)) || die "(a) run $r: $n objects in bucket bench after ingest, expected $COUNT (outcomes: ${out_a[$r]})"
+  # one photo: city and both thumbnails in its metadata
+  meta=$(curl -sf -H "Authorization: Bearer $TOKEN" "$URL/v0/b/bench/o/$("$SPOTSTORE" ls --server "$URL" --token "$TOKEN" bench | grep '/$' | head -1 | cut -d/ -f2)%2Fphoto_001.jpg" || true)
+  grep -q '"city":"Paris"' <<<"$meta" && grep -q '"1024"' <<<"$meta" && grep -q '"256"' <<<"$meta" ||
+    die "(a) run $r: photo_001.jpg has no city Paris or no thumbnails: ${meta:0:400}"
+
+  warm
+  rc=0
+  t0=$(date +%s%N)
+  "$SPOTSTORE" ingest "$IN" --bucket bench --server "$URL" --token "$TOKEN" --concurrency "$CONCURRENCY" \
+    --quiet --json "$TMP/c-$r.json" >"$TMP/log-c-$r" 2>&1 || rc=$?
+  t1=$(date +%s%N)
+  ((rc == 0)) || die "(c) run $r: second spotstore ingest exited $rc: $(head -10 "$TMP/log-c-$r")"
+  C_MS=$(((t1 - t0) / 1000000))
+  out_c[$r]=$(outcomes "$TMP/c-$r.json" 2>&1 || true)
+  n=$(stored_objects)
+  ((n == COUNT)) || die "(c) run $r: $n objects after the second ingest, expected $COUNT"
+  [[ ${out_c[$r]} != "${out_a[$r]}" ]] || log "warning: (c) run $r reports the same outcomes as (a): ${out_c[$r]}"
+  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+}
+
+# --- timing --------------------------------------------------------------------------------------
+kinds=(b b0)
+[[ $ONLY_REFERENCE == 1 ]] || kinds=(a c b b0)
+declare -A times=()
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+log "$COUNT photos ($((BYTES / 1048576)) MiB), concurrency $CONCURRENCY, $RUNS runs of ${kinds[*]} (load average $LOAD0)"
+for ((r = 1; r <= RUNS; r++)); do
+  order=(ours b b0); ((r % 2 == 0)) && order=(b0 b ours)
+  for k in "${order[@]}"; do
+    if [[ $k == ours ]]; then
+      [[ $ONLY_REFERENCE == 1 ]] && continue
+      run_ours "$r"
+      times[a]+="$A_MS "; times[c]+="$C_MS "
+      log "run $r (a) ingest: $A_MS ms [${out_a[$r]}], server peak RSS $((peak_rss[$r] / 1024)) MB; (c) again: $C_MS ms [${out_c[$r]}]"
+    else
+      ms=$(run_ref "$k" "$r")
+      times[$k]+="$ms "
+      log "run $r ($k): $ms ms"
+    fi
+  done
+done
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- report ----------------------------------------------------------------------------------------
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+secs() { awk -v ms="$1" 'BEGIN {printf "%.2f", ms / 1000}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+declare -A med=()
+for k in "${kinds[@]}"; do med[$k]=$(median <<<"${times[$k]}"); done
+label() {
+  case $1 in
+    a) echo "(a) spotstore ingest, fresh store" ;;
+    c) echo "(c) spotstore ingest, second run" ;;
+    b) echo "(b) script + nginx, 3 PUTs/photo" ;;
+    b0) echo "(b0) script + nginx, original only" ;;
+  esac
+}
+mkdir -p "$HERE/results"
+report=$HERE/results/ingest-$(date -u +%Y%m%dT%H%M%SZ).txt
+{
+  echo "ingest bench $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+  echo "corpus: $COUNT geotagged 4000x3000 q90 JPEGs, $((BYTES / 1048576)) MiB ($CORPUS); parallelism $CONCURRENCY"
+  echo "tools: $V_NGINX, exiftool $V_EXIF, $V_VIPS, $V_CURL, $V_SHA, $V_XARGS"
+  echo "spotstore: ${SPOTSTORE:-(not measured)}${SPOTSTORE:+ ($(cd "$ROOT" && git log -1 --format='%h %cd' --date=short 2>/dev/null || true))}"
+  echo "load average before timing: $LOAD0; after: $LOAD1 (other work on the machine makes figures noisy)"
+  echo
+  printf '%-40s %10s %10s   %s\n' "wall time (median of $RUNS)" "s" "ms/photo" "raw ms"
+  for k in "${kinds[@]}"; do
+    printf '%-40s %10s %10s   %s\n' "$(label "$k")" "$(secs "${med[$k]}")" \
+      "$(awk -v ms="${med[$k]}" -v n="$COUNT" 'BEGIN {printf "%.0f", ms / n}')" "${times[$k]}"
+  done
+  if [[ $ONLY_REFERENCE != 1 ]]; then
+    printf '%-40s %10s\n' "(a) / (b)   (target <= 0.40)" "$(ratio "${med[a]}" "${med[b]}")"
+    printf '%-40s %10s\n' "(a) / (b0)  (original-only upload)" "$(ratio "${med[a]}" "${med[b0]}")"
+    echo
+    for ((r = 1; r <= RUNS; r++)); do
+      echo "run $r: server RSS at start $((start_rss[$r] / 1024)) MB, peak during (a) $((peak_rss[$r] / 1024)) MB; outcomes (a): ${out_a[$r]}; (c): ${out_c[$r]}"
+    done
+    echo
+    fail=0
+    awk -v a="${med[a]}" -v b="${med[b]}" 'BEGIN {exit !(a / b <= 0.40)}' || { echo "MISSED (median): (a)/(b) > 0.40"; fail=1; }
+    ((${med[c]%.*} < 1000)) || { echo "MISSED (median): second run (c) >= 1 s"; fail=1; }
+    ((fail)) || echo "targets met (median): (a)/(b) <= 0.40, (c) < 1 s"
+  fi
+  echo
+  echo "(a)/(c): spotstore ingest DIR --bucket bench --server $URL --token T --concurrency $CONCURRENCY --quiet --json FILE"
+  echo "(b):     find DIR -name '*.jpg' -print0 | xargs -0 -P $CONCURRENCY -n 1 per-file.sh   (nginx WebDAV PUT, worker_processes auto)"
+  echo "per-file.sh:"
+  sed 's/^/    /' "$TMP/per-file.sh"
+} | tee "$report"
+log "saved $report"
