@@ -60,13 +60,13 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-"$NGINX" -V 2>&1 | grep -q -- --with-http_dav_module || die "$NGINX has no WebDAV module (--with-http_dav_module); install Debian's nginx"
+[[ $("$NGINX" -V 2>&1) == *--with-http_dav_module* ]] || die "$NGINX has no WebDAV module (--with-http_dav_module); install Debian's nginx"
 V_NGINX=$("$NGINX" -v 2>&1 | sed 's/^nginx version: //')
 V_EXIF=$(exiftool -ver)
-V_VIPS=$(vipsthumbnail --vips-version 2>/dev/null | head -1)
-V_CURL=$(curl --version | head -1 | awk '{print $1, $2}')
-V_SHA=$(sha256sum --version | head -1)
-V_XARGS=$(xargs --version | head -1)
+V_VIPS=$(vipsthumbnail --vips-version 2>/dev/null | sed -n 1p)
+V_CURL=$(curl --version | sed -n 1p | awk '{print $1, $2}')
+V_SHA=$(sha256sum --version | sed -n 1p)
+V_XARGS=$(xargs --version | sed -n 1p)
 
 # --- the binary -------------------------------------------------------------------------
 if [[ $ONLY_REFERENCE != 1 ]]; then
@@ -271,7 +271,7 @@ run_ours() {
   n=$(stored_objects)
   ((n == COUNT)) || die "(a) run $r: $n objects in bucket bench after ingest, expected $COUNT (outcomes: ${out_a[$r]})"
   # one photo: city and both thumbnails in its metadata
-  meta=$(curl -sf -H "Authorization: Bearer $TOKEN" "$URL/v0/b/bench/o/$("$SPOTSTORE" ls --server "$URL" --token "$TOKEN" bench | grep '/$' | head -1 | cut -d/ -f2)%2Fphoto_001.jpg" || true)
+  meta=$(curl -sf -H "Authorization: Bearer $TOKEN" "$URL/v0/b/bench/o/$("$SPOTSTORE" ls --server "$URL" --token "$TOKEN" bench | grep '/$' | sed -n 1p | cut -d/ -f2)%2Fphoto_001.jpg" || true)
   grep -q '"city":"Paris"' <<<"$meta" && grep -q '"1024"' <<<"$meta" && grep -q '"256"' <<<"$meta" ||
     die "(a) run $r: photo_001.jpg has no city Paris or no thumbnails: ${meta:0:400}"
 
@@ -330,7 +330,7 @@ label() {
 mkdir -p "$HERE/results"
 report=$HERE/results/ingest-$(date -u +%Y%m%dT%H%M%SZ).txt
 {
-  echo "ingest bench $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+  echo "ingest bench $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | sed -n 1p)"
   echo "corpus: $COUNT geotagged 4000x3000 q90 JPEGs, $((BYTES / 1048576)) MiB ($CORPUS); parallelism $CONCURRENCY"
   echo "tools: $V_NGINX, exiftool $V_EXIF, $V_VIPS, $V_CURL, $V_SHA, $V_XARGS"
   echo "spotstore: ${SPOTSTORE:-(not measured)}${SPOTSTORE:+ ($(cd "$ROOT" && git log -1 --format='%h %cd' --date=short 2>/dev/null || true))}"
