@@ -24,7 +24,7 @@ public enum IngestPlanner {
     ///   and a later group whose id is taken gets `-2`, `-3`… (skipping ids other groups
     ///   have). A slug with no letter or digit becomes `spot-` + 8 hex of the SHA-256 of
     ///   what was slugged.
-    /// - Names are `spotID/fileName` (control characters in the file name become `_`);
+    /// - Names are `spotID/fileName` (NFC, control characters in the file name become `_`);
     ///   a second photo of a spot with the same file name (path order) gets `-` + the
     ///   first 8 hex of its digest before the extension.
     /// - A group over `limits.maxObjectsPerSpot`: with `options.split`, chunks in name
@@ -173,14 +173,15 @@ public enum IngestPlanner {
         return named
     }
 
-    /// The last path component with control characters replaced by `_`.
+    /// The last path component, NFC-normalised (as the store keeps names), with control
+    /// characters replaced by `_`.
     static func safeFileName(_ relativePath: String) -> String {
         let last = relativePath.split(separator: "/").last.map(String.init) ?? relativePath
         var scalars = String.UnicodeScalarView()
         for scalar in last.unicodeScalars {
             scalars.append(scalar.properties.generalCategory == .control ? "_" : scalar)
         }
-        return String(scalars)
+        return String(scalars).precomposedStringWithCanonicalMapping
     }
 
     /// `name` with `-suffix` before its extension (`a.jpg` → `a-suffix.jpg`; a leading

@@ -13,16 +13,20 @@ import Darwin
 public enum PhotoScanner {
     /// How much of a file one read takes while hashing.
     public static let chunkSize = 1 << 20
-    /// How much of a JPEG's head goes to the EXIF reader (the APP1 segment is at most 64 KiB
-    /// and comes before the image data).
+    /// Where a JPEG's APP1 `Exif` segment must start to be read (it is at most 64 KiB and
+    /// comes before the image data); only that segment and what precedes it go to the
+    /// EXIF reader.
     public static let exifHeadSize = 128 << 10
+    /// The most files read at once, whatever `concurrency` asks.
+    public static let maxConcurrency = 64
 
     /// Walks `options.root` and returns every JPEG and PNG under it, hashed, with its EXIF GPS,
     /// and every file left out with why; both in relative-path order, the same on every run.
     ///
     /// - Files are recognised by their first bytes (`ImageSniffer`), never their extension.
-    ///   The SHA-256 is of the whole file, read in `chunkSize` pieces; the GPS position is read
-    ///   from the first `exifHeadSize` bytes of a JPEG and kept only when valid
+    ///   The SHA-256 is of the whole file, read in `chunkSize` pieces (never whole in
+    ///   memory); the GPS position comes from a JPEG's APP1 `Exif` segment when it starts
+    ///   within the first `exifHeadSize` bytes, and is kept only when valid
     ///   (`GeoPoint.isValidPosition`); PNGs have none.
     /// - Skipped: names starting with `.` (`.hidden`, a folder counted once) unless
     ///   `includeHidden`; `excludes` matches (fnmatch on the relative path or the name; a
@@ -34,7 +38,7 @@ public enum PhotoScanner {
     ///   error in `detail`); 0-byte files (`.empty`); anything that is neither JPEG nor PNG,
     ///   including FIFOs and devices, which are never opened (`.notAnImage`); a file with the
     ///   same bytes as an earlier one in path order (`.duplicate`, `detail` = that one's path).
-    /// - `concurrency` files (at least 1) are read at once, on threads of their own (not the
+    /// - `concurrency` files (1…`maxConcurrency`) are read at once, on threads of their own (not the
     ///   cooperative pool). `onPhoto` is called from those threads as each photo is hashed,
     ///   before duplicates are set aside, so it may be called for a photo that ends up
     ///   skipped as `.duplicate`.
@@ -52,7 +56,7 @@ public enum PhotoScanner {
         let candidates = walk.candidates.sorted { $0.relativePath < $1.relativePath }
         let work = HashingWork(candidates: candidates, onPhoto: onPhoto)
         let outcomes = await withTaskCancellationHandler {
-            await work.run(threads: max(1, min(concurrency, candidates.count)))
+            await work.run(threads: max(1, min(concurrency, maxConcurrency, candidates.count)))
         } onCancel: {
             work.cancel()
         }
@@ -133,8 +137,8 @@ public enum PhotoScanner {
                     return skip(.notAnImage, "neither JPEG nor PNG by its first bytes")
                 }
                 format = sniffed
-                if sniffed == .jpeg {
-                    let head = [UInt8](chunk.prefix(exifHeadSize))
+                if sniffed == .jpeg, let end = exifSegmentEnd(in: chunk) {
+                    let head = [UInt8](chunk[0..<end])
                     location = ExifReader.read(jpeg: head).location.flatMap { $0.isValidPosition ? $0 : nil }
                 }
             }
@@ -148,6 +152,27 @@ public enum PhotoScanner {
             relativePath: candidate.relativePath, absolutePath: candidate.absolutePath, size: total, format: format,
             digest: SpotCore.Digest(bytes: hasher.finalize()), location: location)
         return .photo(photo)
+    }
+
+    /// Where the APP1 `Exif` segment of a JPEG ends, when it lies within `head` (whose
+    /// first `exifHeadSize` bytes, or less, are searched for it): the JPEG markers are
+    /// walked up to the first scan. `nil` without one, or when the markers are broken.
+    static func exifSegmentEnd(in head: UnsafeRawBufferPointer) -> Int? {
+        guard head.count >= 4, head[0] == 0xFF, head[1] == 0xD8 else { return nil }
+        var position = 2
+        while position + 4 <= min(head.count, exifHeadSize) {
+            guard head[position] == 0xFF else { return nil }
+            let marker = head[position + 1]
+            if marker == 0xFF { position += 1; continue }  // fill byte
+            if marker == 0x01 || (0xD0...0xD8).contains(marker) { position += 2; continue }  // no length
+            if marker == 0xDA || marker == 0xD9 { return nil }  // start of scan, end of image
+            let length = Int(head[position + 2]) << 8 | Int(head[position + 3])
+            let end = position + 2 + length
+            guard length >= 2, end <= head.count else { return nil }
+            if marker == 0xE1, head[(position + 4)..<end].starts(with: [0x45, 0x78, 0x69, 0x66, 0, 0]) { return end }
+            position = end
+        }
+        return nil
     }
 
     /// Reads until `buffer` is full or the file ends; the count read, or the errno.

@@ -45,6 +45,17 @@ import Testing
         #expect(plan.uploads.first { $0.photo.relativePath.hasSuffix("coffee.jpg") }?.city == nil)
     }
 
+    @Test func photosAtTheRootGoToASpotNamedAfterTheRootFolder() {
+        let scan = Scan(photos: [photo("a.jpg", latitude: 1, longitude: 1), photo("sub/b.jpg", latitude: 1, longitude: 1)], skipped: [])
+        func ids(_ root: String) -> [String] {
+            IngestPlanner.plan(scan, options: IngestOptions(root: root), limits: Self.noLimits, geocoder: nil).uploads.map(\.spotID)
+        }
+        #expect(ids("/home/me/Photos/Été 2024/") == ["ete-2024", "sub"])
+        #expect(ids("relative/Trip") == ["sub", "trip"])
+        let slash = ids("/")
+        #expect(slash.count == 2 && slash[0].hasPrefix("spot-") && slash[0].count == 13, "\(slash)")
+    }
+
     @Test func foldersWhoseSlugsCollideGetNumberedIdsNeverMerged() async throws {
         let tree = try TempTree()
         try tree.copy("geotagged/paris.jpg", to: "A B/paris.jpg")

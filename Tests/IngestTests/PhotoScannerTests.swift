@@ -59,6 +59,69 @@ import Darwin
         }
     }
 
+    @Test func readsGPSOnlyFromAnExifSegmentStartingInTheFirst128KiB() async throws {
+        let paris = [UInt8](try Data(contentsOf: URL(fileURLWithPath: IngestFixtures.path("geotagged/paris.jpg"))))
+        /// paris.jpg with `count` APP2 segments of 50,000 bytes between SOI and its own segments.
+        func padded(_ count: Int) -> Data {
+            let payload = 50_000
+            var segment: [UInt8] = [0xFF, 0xE2, UInt8((payload + 2) >> 8), UInt8((payload + 2) & 0xFF)]
+            segment += [UInt8](repeating: 0x41, count: payload)
+            return Data(paris[0..<2] + Array([[UInt8]](repeating: segment, count: count).joined()) + paris[2...])
+        }
+        let tree = try TempTree()
+        try tree.write(padded(2), to: "at-100k.jpg")
+        try tree.write(padded(3), to: "at-150k.jpg")
+
+        let scan = try await PhotoScanner.scan(IngestOptions(root: tree.root), concurrency: 2)
+
+        #expect(scan.photoPaths == ["at-100k.jpg", "at-150k.jpg"])
+        #expect(abs((scan.photo("at-100k.jpg")?.location?.latitude ?? 0) - 48.8584) < 1e-4)
+        #expect(scan.photo("at-150k.jpg")?.location == nil, "the head read for EXIF is 128 KiB")
+    }
+
+    @Test func accountsForEveryFileOfTheFixturesFolder() async throws {
+        // The repository's fixtures as they are: broken files, corrupt EXIF, text, PNGs.
+        let scan = try await PhotoScanner.scan(IngestOptions(root: IngestFixtures.directory), concurrency: 4)
+        var files: [String] = []
+        let real = URL(fileURLWithPath: IngestFixtures.directory).resolvingSymlinksInPath().path
+        let enumerator = FileManager.default.enumerator(atPath: real)
+        while let path = enumerator?.nextObject() as? String {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: "\(real)/\(path)", isDirectory: &isFolder), !isFolder.boolValue {
+                files.append(path)
+            }
+        }
+        #expect(files.count > 40)
+        #expect((scan.photoPaths + scan.skipped.map(\.relativePath)).sorted() == files.sorted())
+        #expect(scan.skip("bad/empty.jpg")?.reason == .empty)
+        #expect(scan.skip("bad/not-a-jpeg.jpg")?.reason == .notAnImage)
+        #expect(scan.skip("README.md")?.reason == .notAnImage)
+        #expect(scan.photo("bad/truncated.png")?.format == .png)
+        #expect(scan.photo("corrupt/infinite_loop_exif.jpg") != nil)
+        #expect(scan.photos.filter { $0.location != nil }.count >= 8)
+    }
+
+    @Test func cancellingStopsHandingOutFilesAndThrows() async throws {
+        let tree = try TempTree()
+        for index in 0..<10 {
+            try tree.copy("geotagged/paris.jpg", to: "\(index).jpg", extra: [UInt8(index)])
+        }
+        let seen = Seen()
+        let release = DispatchSemaphore(value: 0)
+        let task = Task {
+            try await PhotoScanner.scan(IngestOptions(root: tree.root), concurrency: 1) { photo in
+                seen.add(photo.relativePath)
+                release.wait()  // on the scanner's own thread
+            }
+        }
+        while seen.paths.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        for _ in 0..<10 { release.signal() }
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(seen.paths == ["0.jpg"], "no file is started after the cancellation")
+    }
+
     @Test func skipsHiddenFilesAndFoldersUnlessAsked() async throws {
         let tree = try TempTree()
         try tree.copy("geotagged/paris.jpg", to: "paris.jpg")
