@@ -76,7 +76,7 @@ struct Walker: Sendable {
             if !options.includeHidden, entry.name.hasPrefix(".") { skip(.hidden); continue }
             let childPath = realPath == "/" ? "/\(entry.name)" : "\(realPath)/\(entry.name)"
             var info = stat()
-            guard lstat(childPath, &info) == 0 else { skip(.unreadable, "vanished while listed: \(PhotoScanner.errorText())"); continue }
+            guard lstat(childPath, &info) == 0 else { skip(.unreadable, "cannot stat (vanished?): \(PhotoScanner.errorText())"); continue }
             var kind = info.st_mode & S_IFMT
             if excluded(relativePath: childRelative, name: entry.name, isFolder: kind == S_IFDIR || isLinkToFolder(childPath, kind)) {
                 skip(.excluded)
