@@ -27,6 +27,10 @@ let package = Package(
         .target(name: "Access", dependencies: ["SpotCore"]),
         .target(name: "Geocoder", dependencies: ["SpotCore"], resources: [.copy("Resources/places.bin")]),
         .target(
+            name: "Ingest",
+            dependencies: ["SpotCore", "Media", "Access", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
             name: "SpotService",
             dependencies: [
                 "SpotCore", "Media", "Access",
@@ -36,7 +40,7 @@ let package = Package(
         .target(
             name: "SpotServer",
             dependencies: [
-                "SpotService", "SpotCore",
+                "SpotService", "SpotCore", "Access",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -44,7 +48,7 @@ let package = Package(
         .executableTarget(
             name: "SpotStoreCLI",
             dependencies: [
-                "SpotServer", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "Catalogs", "Geocoder",
+                "SpotServer", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "Catalogs", "Geocoder", "Ingest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -67,6 +71,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "TestSupport"]),
         .testTarget(
             name: "SpotServerTests",
             dependencies: [

@@ -20,6 +20,26 @@ extension SQLiteCatalog {
         try await dbWriter.read { db in try Self.fetchObject(at: path, db) }
     }
 
+    /// For each of `digests` that `owner` already stores in `bucket`, the names holding it,
+    /// in name order; digests without such an object are absent. One query per 500 digests.
+    public func names(ofDigests digests: [Digest], ownedBy owner: String, in bucket: String) async throws -> [Digest: [String]] {
+        try await dbWriter.read { db in
+            var names: [Digest: [String]] = [:]
+            for start in stride(from: 0, to: digests.count, by: 500) {
+                let batch = digests[start..<min(start + 500, digests.count)].map(\.hex)
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT digest, name FROM objects WHERE bucket = ? AND owner = ? AND digest IN (\(batch.map { _ in "?" }.joined(separator: ",")))
+                    ORDER BY name
+                    """, arguments: StatementArguments([bucket, owner] + batch))
+                for row in rows {
+                    guard let digest = Digest(hex: row["digest"]) else { continue }
+                    names[digest, default: []].append(row["name"])
+                }
+            }
+            return names
+        }
+    }
+
     /// Photo metadata and thumbnails (by size) already known for a blob, or `nil` when the
     /// blob has no photo metadata (thumbnails alone are not reported).
     public func photoDetails(of digest: Digest) async throws -> (photo: PhotoMetadata, thumbnails: [Thumbnail])? {

@@ -85,4 +85,8 @@ public protocol Catalog: Sendable {
 
     /// Records that blob `free` is `digest` without GPS (the blob is already stored).
     func setLocationFreeDigest(_ free: Digest, of digest: Digest) async throws
+
+    /// For each of `digests` that `owner` already stores in `bucket`, the names holding it
+    /// (in name order); digests without such an object are absent.
+    func names(ofDigests digests: [Digest], ownedBy owner: String, in bucket: String) async throws -> [Digest: [String]]
 }

@@ -4,7 +4,7 @@ import Foundation
 /// to a status code, the CLI prints `message` on one line.
 public struct SpotError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, coarse enough to choose an HTTP status from.
-    public enum Kind: Sendable, Equatable {
+    public enum Kind: Sendable, Hashable {
         /// The request itself is malformed (bad path, bad parameter). HTTP 400.
         case badRequest
         /// No valid credentials. HTTP 401.
@@ -27,6 +27,29 @@ public struct SpotError: Error, Sendable, Equatable, CustomStringConvertible {
         case insufficientStorage
         /// A bug or an environment failure. HTTP 500.
         case `internal`
+
+        /// The HTTP status code of this kind.
+        public var httpStatusCode: Int {
+            switch self {
+            case .badRequest: 400
+            case .unauthenticated: 401
+            case .forbidden: 403
+            case .notFound: 404
+            case .conflict: 409
+            case .tooLarge: 413
+            case .unsupportedMediaType: 415
+            case .invalidContent: 422
+            case .rateLimited: 429
+            case .insufficientStorage: 507
+            case .internal: 500
+            }
+        }
+
+        /// The kind an HTTP status code answers for; any other code is `.internal`.
+        public init(httpStatusCode: Int) {
+            let kinds: [Kind] = [.badRequest, .unauthenticated, .forbidden, .notFound, .conflict, .tooLarge, .unsupportedMediaType, .invalidContent, .rateLimited, .insufficientStorage]
+            self = kinds.first { $0.httpStatusCode == httpStatusCode } ?? .internal
+        }
     }
 
     public let kind: Kind

@@ -23,19 +23,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func status(of kind: SpotError.Kind) -> HTTPResponse.Status {
-        switch kind {
-        case .badRequest: .badRequest
-        case .unauthenticated: .unauthorized
-        case .forbidden: .forbidden
-        case .notFound: .notFound
-        case .conflict: .conflict
-        case .tooLarge: .contentTooLarge
-        case .unsupportedMediaType: .unsupportedMediaType
-        case .invalidContent: .unprocessableContent
-        case .rateLimited: .tooManyRequests
-        case .insufficientStorage: .init(code: 507, reasonPhrase: "Insufficient Storage")
-        case .internal: .internalServerError
-        }
+        HTTPResponse.Status(code: kind.httpStatusCode)
     }
 
     static func response(status: HTTPResponse.Status, message: String) -> Response {

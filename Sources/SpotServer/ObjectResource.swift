@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import SpotCore
 
@@ -116,4 +117,31 @@ struct DownloadTokensResource: Encodable {
 struct SignedURLResource: Encodable {
     let url: String
     let expires: Date
+}
+
+/// The body of `POST /v0/b/{bucket}/digests`.
+struct DigestCheckBody: Decodable {
+    let digests: [String]
+    let probe: String?
+}
+
+/// The answer of `POST /v0/b/{bucket}/digests`: `{present: {digest: [names]}, limits}`.
+struct DigestCheckResource: Encodable {
+    let present: [String: [String]]
+    let limits: LimitsResource?
+}
+
+/// Upload limits: `{maxBytes, maxObjectsPerSpot, contentTypes, thumbnails}`.
+struct LimitsResource: Encodable {
+    let maxBytes: Int64
+    let maxObjectsPerSpot: Int?
+    let contentTypes: [String]?
+    let thumbnails: Bool
+
+    init(_ limits: UploadLimits) {
+        maxBytes = limits.maxBytes
+        maxObjectsPerSpot = limits.maxObjectsPerSpot
+        contentTypes = limits.allowedContentTypes?.sorted()
+        thumbnails = limits.makesThumbnails
+    }
 }

@@ -40,6 +40,7 @@ public enum SpotServer {
         router.get("/v0/b/:bucket/o/**", use: api.get)
         router.head("/v0/b/:bucket/o/**", use: api.get)
         router.delete("/v0/b/:bucket/o/**", use: api.delete)
+        router.post("/v0/b/:bucket/digests", use: api.checkDigests)
         let spots = SpotRoutes(service: service, limiter: limiter)
         router.get("/v0/b/:bucket/spots", use: spots.find)
         router.get("/v0/b/:bucket/spots/:spot", use: spots.get)
@@ -161,6 +162,29 @@ struct ObjectRoutes: ServiceRoutes {
             throw SpotError(.badRequest, "DELETE …/o/{name} deletes the object and takes no parameters; revoke a download token with ?alt=downloadTokens&id=ID")
         }
         return Response(status: .noContent)
+    }
+
+    /// `POST /v0/b/{bucket}/digests` with `{"digests": [hex…], "probe": "spot/name"}`: which
+    /// digests the user already stores in the bucket, and the limits of a new object at
+    /// `probe` (for bulk imports: one request per batch of up to 1000 digests).
+    @Sendable func checkDigests(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
+        var request = request
+        let body = try await request.collectBody(upTo: 256 * 1024)
+        let asked: DigestCheckBody
+        do {
+            asked = try JSONDecoder().decode(DigestCheckBody.self, from: Data(buffer: body))
+        } catch {
+            throw SpotError(.badRequest, "the body must be JSON like {\"digests\": [\"<64 hex>\", …], \"probe\": \"spot/name.jpg\"}")
+        }
+        let digests = try asked.digests.map { hex throws(SpotError) in
+            guard let digest = Digest(hex: hex) else { throw SpotError(.badRequest, "'\(hex)' is not a SHA-256 digest (64 hex digits)") }
+            return digest
+        }
+        let (present, limits) = try await service.ingestCheck(bucket: try bucket(context), digests: digests, probe: asked.probe, for: user)
+        return try json(DigestCheckResource(
+            present: Dictionary(uniqueKeysWithValues: present.map { ($0.key.hex, $0.value) }),
+            limits: limits.map(LimitsResource.init)))
     }
 
     /// `GET /v0/b/{bucket}/o?prefix=&delimiter=/&pageToken=&maxResults=`.

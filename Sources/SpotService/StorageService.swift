@@ -231,6 +231,31 @@ public struct StorageService: Sendable {
         return listing
     }
 
+    /// The most digests one `ingestCheck` may ask about.
+    public static let maxDigestsPerCheck = 1000
+
+    /// What a bulk import asks before uploading: which of `digests` `user` already stores
+    /// in `bucket` (with the names holding them), and the limits of a new object at
+    /// `probe` (a name in the bucket), whether or not the rules would allow it.
+    /// - Throws: `.unauthenticated` without a user; `.badRequest` for more than
+    ///   `maxDigestsPerCheck` digests or an invalid bucket or probe.
+    public func ingestCheck(bucket: String, digests: [Digest], probe: String?, for user: User?) async throws -> (present: [Digest: [String]], limits: UploadLimits?) {
+        guard let user else { throw SpotError(.unauthenticated, "sign in to ask which photos you already stored") }
+        try ObjectPath.validate(bucket: bucket)
+        guard digests.count <= Self.maxDigestsPerCheck else {
+            throw SpotError(.badRequest, "ask about at most \(Self.maxDigestsPerCheck) digests per request, not \(digests.count)")
+        }
+        var limits: UploadLimits?
+        if let probe {
+            let path = try ObjectPath(bucket: bucket, name: probe)
+            let request = AccessRequest(
+                auth: Self.auth(user), operation: .create, bucket: bucket, name: path.name,
+                spot: try await spotState(of: path), incoming: IncomingObject(size: 0, contentType: "image/jpeg"))
+            limits = policy.decide(request).limits
+        }
+        return (try await catalog.names(ofDigests: digests, ownedBy: user.uid, in: bucket), limits)
+    }
+
     // MARK: Spots
 
     /// The spot `id` in `bucket`, if `user` may list it; only the city when it hides its position from `user`.

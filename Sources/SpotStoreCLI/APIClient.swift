@@ -63,10 +63,11 @@ struct APIClient {
     }
 
     /// Sends a request and returns the response after checking its status.
-    func send(_ method: HTTPMethod, _ url: String, body: HTTPClientRequest.Body? = nil) async throws -> HTTPClientResponse {
+    func send(_ method: HTTPMethod, _ url: String, body: HTTPClientRequest.Body? = nil, contentType: String? = nil) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let contentType { request.headers.add(name: "Content-Type", value: contentType) }
         if let body { request.body = body }
         let response: HTTPClientResponse
         do {
@@ -78,14 +79,16 @@ struct APIClient {
             let bytes = try await response.body.collect(upTo: 1 << 20)
             let message = (try? JSONDecoder().decode(ErrorEnvelope.self, from: Data(buffer: bytes)))?.error.message
                 ?? String(buffer: bytes)
-            throw SpotError(.internal, "\(response.status.code) \(response.status.reasonPhrase): \(message)")
+            throw SpotError(SpotError.Kind(httpStatusCode: Int(response.status.code)), "\(response.status.code) \(response.status.reasonPhrase): \(message)")
         }
         return response
     }
 
     /// Sends a request and decodes its JSON answer.
-    func json<T: Decodable>(_ type: T.Type, _ method: HTTPMethod, _ url: String, body: HTTPClientRequest.Body? = nil) async throws -> T {
-        let response = try await send(method, url, body: body)
+    func json<T: Decodable>(
+        _ type: T.Type, _ method: HTTPMethod, _ url: String, body: HTTPClientRequest.Body? = nil, contentType: String? = nil
+    ) async throws -> T {
+        let response = try await send(method, url, body: body, contentType: contentType)
         let bytes = try await response.body.collect(upTo: 64 << 20)
         return try JSONDecoder().decode(T.self, from: Data(buffer: bytes))
     }

@@ -12,7 +12,7 @@ struct SpotStoreCommand: AsyncParsableCommand {
             Client commands read SPOTSTORE_SERVER and SPOTSTORE_TOKEN from the environment.
             """,
         subcommands: [
-            Serve.self, Users.self, Rules.self, Upload.self, Get.self, List.self, Remove.self, SignedURL.self, DownloadTokens.self,
+            Serve.self, Users.self, Rules.self, Upload.self, IngestCommand.self, Get.self, List.self, Remove.self, SignedURL.self, DownloadTokens.self,
             Spots.self, Geocode.self, Thumbnail.self,
         ]
     )

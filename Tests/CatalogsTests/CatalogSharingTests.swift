@@ -91,4 +91,20 @@ import Testing
             #expect(try await catalog.locationFreeDigest(of: digest(55)) == digest(201))
         }
     }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func digestsAreFoundPerOwnerAndBucket(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            _ = try await catalog.commit(upload("b/2.jpg", seed: 1), spotLimit: nil)
+            _ = try await catalog.commit(upload("a/1.jpg", seed: 1), spotLimit: nil)
+            _ = try await catalog.commit(upload("a/3.jpg", seed: 3), spotLimit: nil)
+            _ = try await catalog.commit(upload("c/1.jpg", by: "bob", seed: 4), spotLimit: nil)
+            _ = try await catalog.commit(upload("d/1.jpg", in: "other", seed: 5), spotLimit: nil)
+            let asked = (1...5).map(digest) + (6...1200).map(digest)
+            let found = try await catalog.names(ofDigests: asked, ownedBy: "alice", in: "spots")
+            #expect(found == [digest(1): ["a/1.jpg", "b/2.jpg"], digest(3): ["a/3.jpg"]])
+            #expect(try await catalog.names(ofDigests: [digest(4)], ownedBy: "bob", in: "spots") == [digest(4): ["c/1.jpg"]])
+            #expect(try await catalog.names(ofDigests: [], ownedBy: "alice", in: "spots").isEmpty)
+        }
+    }
 }
