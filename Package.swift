@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "Geocoder", dependencies: ["SpotCore"], resources: [.copy("Resources/places.bin")]),
         .target(
             name: "Ingest",
-            dependencies: ["SpotCore", "Media", "Access", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["SpotCore", "Media", "Access", "SpotService", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "SpotService",

@@ -9,9 +9,9 @@ public protocol IngestDestination: Sendable {
     /// names holding them, and the limits of a new object at `probe`.
     func check(digests: [Digest], probe: String?) async throws -> (present: [Digest: [String]], limits: UploadLimits?)
 
-    /// Stores one photo and returns the city the service named for it, if any. A refusal
-    /// (rules, limits, a broken image) throws its `SpotError`.
-    func upload(_ upload: PlannedUpload) async throws -> String?
+    /// Stores one photo and returns the digest of what was stored and the city the service
+    /// named for it, if any. A refusal (rules, limits, a broken image) throws its `SpotError`.
+    func upload(_ upload: PlannedUpload) async throws -> (digest: Digest, city: String?)
 }
 
 /// What happened to one file, as the report and `--json` show it.
@@ -159,8 +159,14 @@ public struct IngestRunner: Sendable {
     private static func attempt(_ upload: PlannedUpload, on destination: any IngestDestination) async -> IngestRecord {
         if Task.isCancelled { return record(upload, .failed, reason: "interrupted: not sent") }
         do {
+            let stored = try await destination.upload(upload)
+            guard stored.digest == upload.photo.digest else {
+                var changed = record(upload, .failed, reason: "changed while being ingested: stored as read then (sha256 \(stored.digest.hex.prefix(12))…); run again")
+                changed.digest = stored.digest.hex
+                return changed
+            }
             var done = record(upload, .ingested)
-            done.city = try await destination.upload(upload) ?? upload.city
+            done.city = stored.city ?? upload.city
             return done
         } catch let error as SpotError {
             if Task.isCancelled { return record(upload, .failed, reason: "interrupted: \(error.message)") }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
+import Ingest
 import NIOCore
 import NIOHTTP1
 import SpotCore
@@ -116,18 +117,17 @@ struct ListPage: Decodable {
     let nextPageToken: String?
 }
 
-/// A file's bytes as an async sequence of buffers, read as the upload consumes them.
+/// A file's bytes as buffers for an HTTP body, read as the upload consumes them.
 struct FileChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let path: String
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        let handle: FileHandle?
+        var bytes: FileBytes.AsyncIterator
         mutating func next() async throws -> ByteBuffer? {
-            guard let data = try handle?.read(upToCount: 1 << 20), !data.isEmpty else { return nil }
-            return ByteBuffer(bytes: data)
+            try await bytes.next().map { ByteBuffer(bytes: $0) }
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: FileHandle(forReadingAtPath: path)) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: FileBytes(path: path).makeAsyncIterator()) }
 }

@@ -119,7 +119,7 @@ extension SpotStoreCommand {
                 guard let user = try await service.users().first(where: { $0.uid == uid }) else {
                     throw SpotError(.notFound, "there is no user '\(uid ?? "")' in \(store) (create one with `spotstore users add`)")
                 }
-                return LocalDestination(service: service, user: user, bucket: bucket, root: directory)
+                return ServiceDestination(service: service, user: user, bucket: bucket)
             }
             let api = try client.client()
             return RemoteDestination(api: api, bucket: bucket)
@@ -145,12 +145,13 @@ struct RemoteDestination: IngestDestination {
         })
     }
 
-    func upload(_ upload: PlannedUpload) async throws -> String? {
+    func upload(_ upload: PlannedUpload) async throws -> (digest: Digest, city: String?) {
         let stored = try await api.json(
             UploadedPhoto.self, .PUT, api.objectURL(bucket: bucket, name: upload.name),
             body: .stream(FileChunks(path: upload.photo.absolutePath), length: .known(upload.photo.size)),
             contentType: upload.photo.format.contentType)
-        return stored.photo?.location?.city
+        guard let digest = Digest(hex: stored.sha256) else { throw SpotError(.internal, "the server answered without a sha256") }
+        return (digest, stored.photo?.location?.city)
     }
 
     struct DigestCheckRequest: Encodable {
@@ -174,25 +175,7 @@ struct RemoteDestination: IngestDestination {
             struct Location: Decodable { let city: String? }
             let location: Location?
         }
+        let sha256: String
         let photo: Photo?
-    }
-}
-
-/// Ingest straight into a local store through the service, as the server would.
-struct LocalDestination: IngestDestination {
-    let service: StorageService
-    let user: User
-    let bucket: String
-    let root: String
-
-    func check(digests: [Digest], probe: String?) async throws -> (present: [Digest: [String]], limits: UploadLimits?) {
-        try await service.ingestCheck(bucket: bucket, digests: digests, probe: probe, for: user)
-    }
-
-    func upload(_ upload: PlannedUpload) async throws -> String? {
-        let stored = try await service.upload(
-            try ObjectPath(bucket: bucket, name: upload.name), by: user, contentType: upload.photo.format.contentType,
-            declaredSize: upload.photo.size, body: FileChunks(path: upload.photo.absolutePath).map { $0.readableBytesView })
-        return stored.photo?.place?.city
     }
 }
