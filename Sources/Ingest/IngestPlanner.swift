@@ -90,7 +90,7 @@ public enum IngestPlanner {
                 refused += named.dropFirst(limit).map {
                     RefusedPhoto(
                         photo: $0.photo, reason: .spotFull,
-                        detail: "spot '\(spotID)' would hold \(named.count) photos; the limit is \(limit) per spot (split makes numbered spots)")
+                        detail: "spot '\(spotID)' would hold \(named.count) photos; the limit is \(limit) per spot (--split makes numbered spots)")
                 }
             }
         }

@@ -52,9 +52,11 @@ final class IngestProgress: Sendable {
         case .quiet:
             return
         case .lines:
-            let place = [record.name.map { "→ \($0)" }, record.city, record.reason].compactMap { $0 }.joined(separator: "  ")
-            print("\(record.outcome.rawValue)\t\(record.path)\t\(place)")
+            print(Self.line(record))
         case .bar:
+            if record.outcome == .refused || record.outcome == .failed {
+                FileHandle.standardError.write(Data("\r\u{1B}[K\(Self.line(record))\n".utf8))
+            }
             guard record.outcome == .ingested || record.outcome == .failed || record.outcome == .refused, record.spot != nil else { return }
             let line: String? = state.withLock { state in
                 guard let work = state.work, let started = state.started else { return nil }
@@ -71,6 +73,12 @@ final class IngestProgress: Sendable {
             }
             if let line { draw(line) }
         }
+    }
+
+    /// `outcome  path  → name  city  reason`.
+    static func line(_ record: IngestRecord) -> String {
+        let place = [record.name.map { "→ \($0)" }, record.city, record.reason].compactMap { $0 }.joined(separator: "  ")
+        return "\(record.outcome.rawValue)\t\(record.path)\t\(place)"
     }
 
     /// Ctrl-C: say what happens next.
