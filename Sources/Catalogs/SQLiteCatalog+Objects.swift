@@ -25,8 +25,9 @@ extension SQLiteCatalog {
     public func names(ofDigests digests: [Digest], ownedBy owner: String, in bucket: String) async throws -> [Digest: [String]] {
         try await dbWriter.read { db in
             var names: [Digest: [String]] = [:]
-            for start in stride(from: 0, to: digests.count, by: 500) {
-                let batch = digests[start..<min(start + 500, digests.count)].map(\.hex)
+            let distinct = Array(Set(digests.map(\.hex)))
+            for start in stride(from: 0, to: distinct.count, by: 500) {
+                let batch = Array(distinct[start..<min(start + 500, distinct.count)])
                 let rows = try Row.fetchAll(db, sql: """
                     SELECT digest, name FROM objects WHERE bucket = ? AND owner = ? AND digest IN (\(batch.map { _ in "?" }.joined(separator: ",")))
                     ORDER BY name
