@@ -40,6 +40,18 @@ extension ServiceRoutes {
         return String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
     }
 
+    /// The request's JSON body of at most `limit` bytes as `type`; `.badRequest` showing
+    /// `example` when it is not that JSON.
+    func decodeBody<Body: Decodable>(_ type: Body.Type, of request: Request, upTo limit: Int, example: String) async throws -> Body {
+        var request = request
+        let body = try await request.collectBody(upTo: limit)
+        do {
+            return try JSONDecoder().decode(type, from: Data(buffer: body))
+        } catch {
+            throw SpotError(.badRequest, "the body must be JSON like \(example)")
+        }
+    }
+
     /// The `:bucket` parameter, validated.
     func bucket(_ context: SpotRequestContext) throws -> String {
         let bucket = context.parameters.get("bucket") ?? ""

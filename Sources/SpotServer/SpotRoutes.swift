@@ -50,14 +50,9 @@ struct SpotRoutes: ServiceRoutes {
     /// (each optional; `""` clears a text).
     @Sendable func update(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let user = try await authenticate(request, context)
-        var request = request
-        let body = try await request.collectBody(upTo: 64 * 1024)
-        let changes: SpotChangesBody
-        do {
-            changes = try JSONDecoder().decode(SpotChangesBody.self, from: Data(buffer: body))
-        } catch {
-            throw SpotError(.badRequest, "the body must be JSON like {\"name\": \"…\", \"description\": \"…\", \"city\": \"…\", \"hideLocation\": true}")
-        }
+        let changes = try await decodeBody(
+            SpotChangesBody.self, of: request, upTo: 64 * 1024,
+            example: #"{"name": "…", "description": "…", "city": "…", "hideLocation": true}"#)
         let spot = try await service.updateSpot(
             bucket: try bucket(context), id: try spotID(context),
             changes: SpotChanges(name: changes.name, description: changes.description, city: changes.city, hidesLocation: changes.hideLocation),

@@ -169,14 +169,8 @@ struct ObjectRoutes: ServiceRoutes {
     /// `probe` (for bulk imports: one request per batch of up to 1000 digests).
     @Sendable func checkDigests(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let user = try await authenticate(request, context)
-        var request = request
-        let body = try await request.collectBody(upTo: 256 * 1024)
-        let asked: DigestCheckBody
-        do {
-            asked = try JSONDecoder().decode(DigestCheckBody.self, from: Data(buffer: body))
-        } catch {
-            throw SpotError(.badRequest, "the body must be JSON like {\"digests\": [\"<64 hex>\", …], \"probe\": \"spot/name.jpg\"}")
-        }
+        let asked = try await decodeBody(
+            DigestCheckBody.self, of: request, upTo: 256 * 1024, example: #"{"digests": ["<64 hex>", …], "probe": "spot/name.jpg"}"#)
         let digests = try asked.digests.map { hex throws(SpotError) in
             guard let digest = Digest(hex: hex) else { throw SpotError(.badRequest, "'\(hex)' is not a SHA-256 digest (64 hex digits)") }
             return digest
