@@ -55,6 +55,7 @@ command -v curl >/dev/null || missing+=(curl)
 command -v sha256sum >/dev/null || missing+=(coreutils)
 command -v xargs >/dev/null || missing+=(findutils)
 command -v python3 >/dev/null || missing+=(python3)
+[[ -x /usr/bin/time ]] || missing+=(time)
 if ((${#missing[@]})); then
   log "installing ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
@@ -184,6 +185,7 @@ run_ref() {
   t0=$(date +%s%N)
   find "$IN" -name '*.jpg' -print0 |
     DEST="http://127.0.0.1:$NGINX_PORT/$kind-$r" OUT="$out" Q=$VIPS_Q THUMBS_UP=$up \
+      /usr/bin/time -f '%U %S' -o "$TMP/time-$kind-$r" \
       xargs -0 -P "$CONCURRENCY" -n 1 "$TMP/per-file.sh" >"$TMP/log-$kind-$r" 2>&1 || rc=$?
   t1=$(date +%s%N)
   ((rc == 0)) || die "($kind) run $r failed with status $rc: $(head -5 "$TMP/log-$kind-$r")"
@@ -243,7 +245,11 @@ stored_objects() {
 
 URL=http://127.0.0.1:$PORT
 TOKEN=""
-declare -A peak_rss=() start_rss=() out_a=() out_c=()
+declare -A peak_rss=() start_rss=() out_a=() out_c=() server_cpu_ms=() client_cpu=() client_cpu_c=()
+# CPU and peak RSS of the client: GNU time (user s, sys s, max RSS kB).
+TIMEV=(/usr/bin/time -f '%U %S %M')
+# server_cpu: user + system CPU ms of the server process so far.
+server_cpu() { awk -v hz="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / hz)}' "/proc/$server/stat"; }
 # run_ours RUN: fresh store and server, timed (a) then timed (c); sets A_MS and C_MS.
 run_ours() {
   local r=$1 store=$TMP/store-$1 t0 t1 rc=0 n meta
@@ -260,10 +266,13 @@ run_ours() {
   ((ok)) || die "spotstore serve did not start on $URL: $(tail -5 "$TMP/server-$r.log")"
   start_rss[$r]=$(awk '/VmRSS/ {print $2}' "/proc/$server/status")
   warm
+  cpu0=$(server_cpu)
   t0=$(date +%s%N)
-  "$SPOTSTORE" ingest "$IN" --bucket bench --server "$URL" --token "$TOKEN" --concurrency "$CONCURRENCY" \
-    --quiet --json "$TMP/a-$r.json" >"$TMP/log-a-$r" 2>&1 || rc=$?
+  "${TIMEV[@]}" -o "$TMP/time-a-$r" "$SPOTSTORE" ingest "$IN" --bucket bench --server "$URL" --token "$TOKEN" \
+    --concurrency "$CONCURRENCY" --quiet --json "$TMP/a-$r.json" >"$TMP/log-a-$r" 2>&1 || rc=$?
   t1=$(date +%s%N)
+  server_cpu_ms[$r]=$(($(server_cpu) - cpu0))
+  client_cpu[$r]=$(cat "$TMP/time-a-$r" 2>/dev/null | tail -1)
   peak_rss[$r]=$(awk '/VmHWM/ {print $2}' "/proc/$server/status")
   ((rc == 0)) || die "(a) run $r: spotstore ingest exited $rc: $(head -10 "$TMP/log-a-$r")"
   A_MS=$(((t1 - t0) / 1000000))
@@ -278,9 +287,10 @@ run_ours() {
   warm
   rc=0
   t0=$(date +%s%N)
-  "$SPOTSTORE" ingest "$IN" --bucket bench --server "$URL" --token "$TOKEN" --concurrency "$CONCURRENCY" \
-    --quiet --json "$TMP/c-$r.json" >"$TMP/log-c-$r" 2>&1 || rc=$?
+  "${TIMEV[@]}" -o "$TMP/time-c-$r" "$SPOTSTORE" ingest "$IN" --bucket bench --server "$URL" --token "$TOKEN" \
+    --concurrency "$CONCURRENCY" --quiet --json "$TMP/c-$r.json" >"$TMP/log-c-$r" 2>&1 || rc=$?
   t1=$(date +%s%N)
+  client_cpu_c[$r]=$(cat "$TMP/time-c-$r" 2>/dev/null | tail -1)
   ((rc == 0)) || die "(c) run $r: second spotstore ingest exited $rc: $(head -10 "$TMP/log-c-$r")"
   C_MS=$(((t1 - t0) / 1000000))
   out_c[$r]=$(outcomes "$TMP/c-$r.json" 2>&1 || true)
@@ -347,6 +357,17 @@ report=$HERE/results/ingest-$(date -u +%Y%m%dT%H%M%SZ).txt
     echo
     for ((r = 1; r <= RUNS; r++)); do
       echo "run $r: server RSS at start $((start_rss[$r] / 1024)) MB, peak during (a) $((peak_rss[$r] / 1024)) MB; outcomes (a): ${out_a[$r]}; (c): ${out_c[$r]}"
+      read -r cu cs cm <<<"${client_cpu[$r]:-? ? 0}"
+      read -r du ds dm <<<"${client_cpu_c[$r]:-? ? 0}"
+      echo "       CPU during (a): server $(secs "${server_cpu_ms[$r]}") s, client ${cu} s user + ${cs} s sys (peak RSS $((cm / 1024)) MB); (c) client ${du} s user + ${ds} s sys (peak RSS $((dm / 1024)) MB)"
+    done
+    for k in b b0; do
+      line="CPU of all processes of ($k), per run:"
+      for ((r = 1; r <= RUNS; r++)); do
+        read -r cu cs <<<"$(tail -1 "$TMP/time-$k-$r" 2>/dev/null)"
+        line+=" ${cu:-?} s user + ${cs:-?} s sys;"
+      done
+      echo "${line%;} (nginx not included)"
     done
     echo
     fail=0
