@@ -28,6 +28,7 @@ public struct FileSystemBlobStore: BlobStore {
         let destination = path(of: digest)
         if FileManager.default.fileExists(atPath: destination) {
             try? FileManager.default.removeItem(atPath: source)
+            touch(destination)
             return
         }
         let directory = try makeShardDirectory(for: destination)
@@ -45,7 +46,7 @@ public struct FileSystemBlobStore: BlobStore {
 
     public func store(_ bytes: [UInt8], as digest: Digest) async throws {
         let destination = path(of: digest)
-        guard !FileManager.default.fileExists(atPath: destination) else { return }
+        guard !FileManager.default.fileExists(atPath: destination) else { return touch(destination) }
         try writeDurably(bytes, to: destination, directory: try makeShardDirectory(for: destination))
     }
 

@@ -9,6 +9,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v1", migrate: createSchemaV1)
         migrator.registerMigration("v2", migrate: addPlacesV2)
         migrator.registerMigration("v3", migrate: addRulesAndSharingV3)
+        migrator.registerMigration("v4", migrate: addDamagedBlobsV4)
         return migrator
     }
 

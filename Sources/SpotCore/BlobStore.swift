@@ -1,9 +1,12 @@
+import Foundation
+
 /// Immutable bytes named by their SHA-256 digest.
 ///
 /// Backends trust their input: hashing, the size limit and the digest check happen once,
 /// above every backend (`SpotService.BlobWriter`). A blob is never modified in place.
-/// Storing a digest that already exists keeps the existing blob; removing a missing blob
-/// is not an error; reading a missing blob answers `nil`.
+/// Storing a digest that already exists keeps the existing blob and refreshes its
+/// modification time, so that `gc`'s grace period covers the catalog commit that follows;
+/// removing a missing blob is not an error; reading a missing blob answers `nil`.
 public protocol BlobStore: Sendable {
     /// Moves the fully written file at `path` into the store as `digest`. The file is
     /// gone afterwards, whether it was moved or dropped because the blob already existed.
@@ -22,6 +25,25 @@ public protocol BlobStore: Sendable {
 
     /// Removes the blob; a missing blob is not an error.
     func remove(_ digest: Digest) async throws
+
+    // MARK: Maintenance (fsck, gc, stats)
+
+    /// Every blob with its size and modification time. Files that are not blobs (writes in
+    /// progress, strays) are listed apart and never as blobs. Blobs written while the
+    /// listing runs may or may not be in it.
+    func inventory() async throws -> BlobInventory
+
+    /// Where the blob `digest` lives (or would), for messages to operators.
+    func location(of digest: Digest) -> String
+
+    /// Moves blob `digest` out of the store into a quarantine area, never deleting it, and
+    /// returns where it went; `nil` when the blob is absent. Quarantining the same digest
+    /// again keeps both files.
+    func quarantine(_ digest: Digest) async throws -> String?
+
+    /// Removes blob `digest` only if it was last modified before `cutoff` (checked just
+    /// before removing); returns whether it was removed. A missing blob answers `false`.
+    func remove(_ digest: Digest, ifModifiedBefore cutoff: Date) async throws -> Bool
 }
 
 extension BlobStore {

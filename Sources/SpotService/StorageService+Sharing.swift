@@ -108,7 +108,10 @@ extension StorageService {
     /// The bytes of `object` for `user` (`nil`: someone holding a link): the stored blob,
     /// or, when `spot` hides its position from them and the object is a JPEG or PNG (by its
     /// bytes), a copy without GPS made once and kept as a blob.
+    ///
+    /// - Throws: `.internal` ("damaged: …") when `fsck --repair` marked the blob damaged.
     func download(of object: StoredObject, spot: SpotState?, for user: User?) async throws -> Download {
+        try await refuseIfDamaged(object.digest, of: object.path.description)
         let original = Download(digest: object.digest, size: object.size, contentType: object.contentType)
         let isImage = ImageFormat.allCases.contains { $0.contentType == object.contentType }
         guard isImage, !Self.seesPosition(of: spot, user) else { return original }

@@ -183,7 +183,8 @@ public struct StorageService: Sendable {
         return Self.seesPosition(of: spot, user) ? object : object.withoutPosition()
     }
 
-    /// The thumbnail of the object at `path` with long edge `size`.
+    /// The thumbnail of the object at `path` with long edge `size`; `.internal` ("damaged: …")
+    /// when `fsck --repair` marked its blob damaged.
     public func thumbnail(of path: ObjectPath, size: Int, for user: User?) async throws -> Thumbnail {
         let object = try await object(at: path, for: user)
         guard let thumbnail = object.thumbnails.first(where: { $0.size == size }) else {
@@ -192,6 +193,7 @@ public struct StorageService: Sendable {
                 ? "\(path) has no thumbnails (only images in image buckets get them)"
                 : "\(path) has no \(size) px thumbnail; sizes: \(sizes.joined(separator: ", "))")
         }
+        try await refuseIfDamaged(thumbnail.digest, of: "the \(size) px thumbnail of \(path)")
         return thumbnail
     }
 
@@ -339,6 +341,8 @@ public struct StorageService: Sendable {
             }
         }
         try await blobs.store(fileAt: staged.path, as: staged.digest)
+        // The same bytes again replace a blob fsck quarantined: it is whole once more.
+        if try await catalog.damage(of: staged.digest) != nil { try await catalog.clearDamage(of: staged.digest) }
         let object = NewObject(
             path: path, digest: staged.digest, size: staged.size, contentType: contentType,
             owner: owner, photo: photo, thumbnails: thumbnails)

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import SpotCore
+
+extension FileSystemBlobStore {
+    /// Where `quarantine(_:)` moves blobs: `quarantine/` beside `root` (for the store
+    /// layout, `STORE/quarantine/` beside `STORE/blobs/`), on the same file system.
+    public var quarantineRoot: String {
+        (root as NSString).deletingLastPathComponent + "/quarantine"
+    }
+
+    /// Walks `root/sha256/`: files named by their digest in the right shard are blobs;
+    /// anything else (temp files of writes in progress, strays) is listed in `strays`.
+    public func inventory() async throws -> BlobInventory {
+        let base = "\(root)/sha256"
+        guard let enumerator = FileManager.default.enumerator(atPath: base) else { return BlobInventory(blobs: []) }
+        var blobs: [StoredBlob] = []
+        var strays: [String] = []
+        while let relative = enumerator.nextObject() as? String {
+            let path = "\(base)/\(relative)"
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }  // gone meanwhile (gc, quarantine)
+            guard (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            let parts = relative.split(separator: "/")
+            guard parts.count == 3, let digest = Digest(hex: String(parts[2])), digest.hex == parts[2],
+                  parts[0] == digest.hex.prefix(2), parts[1] == digest.hex.dropFirst(2).prefix(2)
+            else {
+                strays.append(path)
+                continue
+            }
+            blobs.append(StoredBlob(digest: digest, size: Int64(info.st_size), modified: Self.modificationDate(info)))
+        }
+        return BlobInventory(blobs: blobs.sorted { $0.digest < $1.digest }, strays: strays.sorted())
+    }
+
+    public func location(of digest: Digest) -> String { path(of: digest) }
+
+    /// Renames the blob to `quarantineRoot/<hex>` (`<hex>.1`, `.2`… when taken) and fsyncs both directories.
+    public func quarantine(_ digest: Digest) async throws -> String? {
+        let source = path(of: digest)
+        guard FileManager.default.fileExists(atPath: source) else { return nil }
+        try FileManager.default.createDirectory(atPath: quarantineRoot, withIntermediateDirectories: true)
+        var destination = "\(quarantineRoot)/\(digest.hex)"
+        var suffix = 0
+        while FileManager.default.fileExists(atPath: destination) {
+            suffix += 1
+            destination = "\(quarantineRoot)/\(digest.hex).\(suffix)"
+        }
+        guard rename(source, destination) == 0 else {
+            if errno == ENOENT { return nil }
+            throw SpotError.fromErrno("cannot move blob \(digest) to \(destination)")
+        }
+        try fsyncFile(at: quarantineRoot)
+        try fsyncFile(at: String(source[..<source.lastIndex(of: "/")!]))
+        return destination
+    }
+
+    public func remove(_ digest: Digest, ifModifiedBefore cutoff: Date) async throws -> Bool {
+        let path = path(of: digest)
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return false }
+            throw SpotError.fromErrno("cannot stat blob \(digest)")
+        }
+        guard Self.modificationDate(info) < cutoff else { return false }
+        guard unlink(path) == 0 else {
+            if errno == ENOENT { return false }
+            throw SpotError.fromErrno("cannot remove blob \(digest)")
+        }
+        return true
+    }
+
+    static func modificationDate(_ info: stat) -> Date {
+        #if canImport(Darwin)
+        let time = info.st_mtimespec
+        #else
+        let time = info.st_mtim
+        #endif
+        return Date(timeIntervalSince1970: TimeInterval(time.tv_sec) + TimeInterval(time.tv_nsec) / 1e9)
+    }
+}
+
+/// Sets the modification time of `path` to now; failures are ignored (the blob is there
+/// either way; only `gc`'s grace period for it starts earlier).
+func touch(_ path: String) {
+    _ = utimensat(AT_FDCWD, path, nil, 0)
+}

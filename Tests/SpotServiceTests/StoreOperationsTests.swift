@@ -1,0 +1,213 @@
+import Foundation
+import SpotCore
+import SpotService
+import Testing
+import TestSupport
+
+/// `fsck`, `gc` and `stats` over a real store whose blob files are damaged on purpose.
+@Suite struct StoreOperationsTests {
+    /// A store with alice's objects: two photos in spots (with thumbnails), the same bytes
+    /// twice (dedup), and a non-image in `media`.
+    struct Fixture {
+        let store: TestStore
+        let alice: User
+        let paris: StoredObject
+        let coffee: StoredObject
+        let coffeeCopy: StoredObject
+        let notes: StoredObject
+
+        init() async throws {
+            let store = try TestStore()
+            let alice = try await store.user("alice").user
+            self.store = store
+            self.alice = alice
+            func upload(_ bucket: String, _ name: String, _ bytes: [UInt8], _ type: String? = nil) async throws -> StoredObject {
+                try await store.service.upload(try ObjectPath(bucket: bucket, name: name), by: alice, contentType: type, declaredSize: Int64(bytes.count), body: body(bytes))
+            }
+            paris = try await upload("spots", "eiffel/paris.jpg", try fixture("geotagged/paris.jpg"))
+            coffee = try await upload("spots", "cafe/coffee.jpg", try fixture("photos/coffee.jpg"))
+            coffeeCopy = try await upload("users", "alice/coffee.jpg", try fixture("photos/coffee.jpg"))
+            notes = try await upload("media", "alice/notes.txt", Array("notes for the trip\n".utf8), "text/plain")
+        }
+
+        func blobPath(_ digest: SpotCore.Digest) -> String { store.service.blobs.location(of: digest) }
+    }
+
+    /// Sets a file's modification time `age` seconds in the past.
+    static func age(_ path: String, by age: TimeInterval) throws {
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: path)
+    }
+
+    static func flipByte(in path: String, at offset: UInt64 = 100) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: offset)
+        let byte = try #require(try handle.read(upToCount: 1)?.first)
+        try handle.seek(toOffset: offset)
+        try handle.write(contentsOf: [byte ^ 0x01])
+    }
+
+    @Test func aHealthyStoreIsCleanAndCounted() async throws {
+        let f = try await Fixture()
+        let report = try await f.store.service.checkIntegrity(repair: false)
+        #expect(report.findings.isEmpty, "\(report.findings)")
+        #expect(report.objects == 4)
+        // 3 originals, 2 thumbnails each for the 2 photos (the copy shares coffee's).
+        #expect(report.blobsChecked == 7)
+        #expect(report.bytesChecked == Int64(try blobBytes(f)))
+        #expect(report.unreferencedBlobs == 0)
+    }
+
+    func blobBytes(_ f: Fixture) throws -> Int {
+        try f.store.blobFiles().reduce(0) { total, file in
+            total + ((try FileManager.default.attributesOfItem(atPath: "\(f.store.root)/blobs/\(file)")[.size] as? NSNumber)?.intValue ?? 0)
+        }
+    }
+
+    @Test func fsckFindsFlippedTruncatedAndMissingBlobsAndRepairQuarantinesThem() async throws {
+        let f = try await Fixture()
+        let service = f.store.service
+        let thumbnail = try #require(f.paris.thumbnails.first { $0.size == 256 })
+        try Self.flipByte(in: f.blobPath(f.paris.digest))
+        let truncated = try #require(FileHandle(forUpdatingAtPath: f.blobPath(thumbnail.digest)))
+        try truncated.truncate(atOffset: 10)
+        try truncated.close()
+        try FileManager.default.removeItem(atPath: f.blobPath(f.notes.digest))
+
+        let report = try await service.checkIntegrity(repair: false)
+        let lines = report.findings.map(\.description)
+        #expect(report.findings.allSatisfy { $0.kind == .problem }, "\(lines)")
+        #expect(lines.count == 3, "one line per problem: \(lines)")
+        #expect(lines.contains { $0.contains("blob \(f.paris.digest)") && $0.contains("failed its checksum") && $0.contains("spots/eiffel/paris.jpg") && $0.contains("--repair") })
+        #expect(lines.contains { $0.contains("blob \(thumbnail.digest)") && $0.contains("failed its checksum") && $0.contains("10 bytes") && $0.contains("256 px thumbnail") })
+        #expect(lines.contains { $0.contains("blob \(f.notes.digest) is missing") && $0.contains("media/alice/notes.txt") && $0.contains("restore") })
+        #expect(report.hasProblems && !report.hasDamage)
+        // A check changes nothing: the bytes are still served (wrongly) until repaired.
+        #expect(FileManager.default.fileExists(atPath: f.blobPath(f.paris.digest)))
+
+        let repaired = try await service.checkIntegrity(repair: true)
+        #expect(!repaired.hasProblems, "\(repaired.findings)")
+        #expect(repaired.findings.filter { $0.kind == .repaired }.count == 3, "\(repaired.findings)")
+        #expect(repaired.findings.filter { $0.kind == .damaged }.count == 3, "\(repaired.findings)")
+        let quarantine = "\(f.store.root)/quarantine"
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: quarantine)) == [f.paris.digest.hex, thumbnail.digest.hex],
+                "corrupt blobs are moved, never deleted")
+        #expect(!FileManager.default.fileExists(atPath: f.blobPath(f.paris.digest)))
+
+        // Damaged objects answer with the reason, never with wrong bytes.
+        let parisPath = try ObjectPath(bucket: "spots", name: "eiffel/paris.jpg")
+        await #expect(throws: SpotError(.internal, "damaged: blob \(f.paris.digest) of spots/eiffel/paris.jpg failed its checksum; restore it or delete the object (see `spotstore fsck`)")) {
+            try await service.download(at: parisPath, for: f.alice)
+        }
+        await #expect { try await service.thumbnail(of: parisPath, size: 256, for: f.alice) } throws: { ($0 as? SpotError)?.message.hasPrefix("damaged: blob \(thumbnail.digest)") == true }
+        _ = try await service.thumbnail(of: parisPath, size: 1024, for: f.alice)
+        await #expect { try await service.download(at: ObjectPath(bucket: "media", name: "alice/notes.txt"), for: f.alice) } throws: {
+            ($0 as? SpotError)?.message.contains("is missing") == true
+        }
+        _ = try await service.download(at: ObjectPath(bucket: "spots", name: "cafe/coffee.jpg"), for: f.alice)
+
+        // Afterwards fsck reports only the known damage (exit status 2 in the CLI).
+        let after = try await service.checkIntegrity(repair: false)
+        #expect(!after.hasProblems, "\(after.findings)")
+        #expect(after.findings.count == 3 && after.findings.allSatisfy { $0.kind == .damaged }, "\(after.findings)")
+        #expect(after.findings.contains { $0.message.contains("blob \(f.paris.digest) failed its checksum") && $0.message.contains("spots/eiffel/paris.jpg") })
+
+        // Restoring the blob (here: moving it back, fixed) and repairing clears the mark.
+        try FileManager.default.moveItem(atPath: "\(quarantine)/\(f.paris.digest.hex)", toPath: f.blobPath(f.paris.digest))
+        try Self.flipByte(in: f.blobPath(f.paris.digest))
+        let restored = try await service.checkIntegrity(repair: false)
+        #expect(restored.findings.contains { $0.kind == .problem && $0.message.contains("verifies now") })
+        let cleared = try await service.checkIntegrity(repair: true)
+        #expect(cleared.findings.contains { $0.kind == .repaired && $0.message.contains("verifies again") })
+        #expect(try await service.download(at: parisPath, for: f.alice).digest == f.paris.digest)
+
+        // Deleting a damaged object is the other way out; uploading the same bytes again makes it whole.
+        _ = try await service.delete(try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: f.alice)
+        let notes = Array("notes for the trip\n".utf8)
+        _ = try await service.upload(try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: f.alice, contentType: "text/plain", declaredSize: nil, body: body(notes))
+        #expect(try await service.download(at: ObjectPath(bucket: "media", name: "alice/notes.txt"), for: f.alice).digest == f.notes.digest)
+        let final = try await service.checkIntegrity(repair: false)
+        #expect(final.findings.map(\.description) == ["damaged: blob \(thumbnail.digest) failed its checksum; used by the 256 px thumbnail of blob \(f.paris.digest); restore it to \(f.blobPath(thumbnail.digest)) (then run `spotstore fsck --repair`) or delete what uses it"])
+    }
+
+    @Test func gcRemovesOnlyOldUnreferencedBlobs() async throws {
+        let f = try await Fixture()
+        let service = f.store.service
+        let oldOrphan: [UInt8] = Array("an orphan left by a deleted object".utf8)
+        let freshOrphan: [UInt8] = Array("a blob an upload is about to commit".utf8)
+        let oldDigest = SpotCore.Digest(hex: sha256Hex(oldOrphan))!
+        let freshDigest = SpotCore.Digest(hex: sha256Hex(freshOrphan))!
+        try await service.blobs.store(oldOrphan, as: oldDigest)
+        try await service.blobs.store(freshOrphan, as: freshDigest)
+        try Self.age(f.blobPath(oldDigest), by: 2 * 3600)
+        // Referenced blobs are old too: age never makes a referenced blob collectable.
+        for file in f.store.blobFiles() where !file.hasSuffix(freshDigest.hex) { try Self.age("\(f.store.root)/blobs/\(file)", by: 3 * 3600) }
+
+        let check = try await service.checkIntegrity(repair: false)
+        #expect(check.findings.isEmpty, "unreferenced blobs are not fsck problems: \(check.findings)")
+        #expect(check.unreferencedBlobs == 2 && check.unreferencedBytes == Int64(oldOrphan.count + freshOrphan.count))
+
+        let dry = try await service.collectGarbage(grace: 3600, dryRun: true)
+        #expect(dry.collected.map(\.digest) == [oldDigest] && dry.collectedBytes == Int64(oldOrphan.count))
+        #expect(dry.keptYoung.map(\.digest) == [freshDigest])
+        #expect(FileManager.default.fileExists(atPath: f.blobPath(oldDigest)), "a dry run removes nothing")
+
+        let run = try await service.collectGarbage(grace: 3600, dryRun: false)
+        #expect(run.collected.map(\.digest) == [oldDigest])
+        #expect(!FileManager.default.fileExists(atPath: f.blobPath(oldDigest)))
+        #expect(FileManager.default.fileExists(atPath: f.blobPath(freshDigest)))
+        #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
+
+        // Storing bytes that exist refreshes the blob's time, so the grace period covers the commit.
+        try Self.age(f.blobPath(freshDigest), by: 2 * 3600)
+        try await service.blobs.store(freshOrphan, as: freshDigest)
+        #expect(try await service.collectGarbage(grace: 3600, dryRun: false).collected.isEmpty)
+
+        // With no grace, every unreferenced blob goes, and the store is still whole.
+        let all = try await service.collectGarbage(grace: 0, dryRun: false, now: Date().addingTimeInterval(1))
+        #expect(all.collected.map(\.digest) == [freshDigest])
+        #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
+        #expect(try await service.download(at: ObjectPath(bucket: "spots", name: "cafe/coffee.jpg"), for: f.alice).digest == f.coffee.digest)
+
+        // A deleted object's blob is collected once nothing else uses it; a shared one stays.
+        _ = try await service.delete(try ObjectPath(bucket: "users", name: "alice/coffee.jpg"), by: f.alice)
+        _ = try await service.delete(try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: f.alice)
+        let afterDelete = try await service.collectGarbage(grace: 0, dryRun: false, now: Date().addingTimeInterval(1))
+        #expect(afterDelete.collected.map(\.digest) == [f.notes.digest])
+        #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
+    }
+
+    @Test func statsCountObjectsBlobsDedupAndBuckets() async throws {
+        let f = try await Fixture()
+        let stats = try await f.store.service.statistics()
+        let coffeeSize = f.coffee.size
+        #expect(stats.objects == 4)
+        #expect(stats.blobs == 7)
+        #expect(stats.bytesStored == Int64(try blobBytes(f)))
+        #expect(stats.logicalBytes == f.paris.size + 2 * coffeeSize + f.notes.size)
+        #expect(stats.uniqueOriginals == 3)
+        #expect(stats.uniqueOriginalBytes == f.paris.size + coffeeSize + f.notes.size)
+        #expect(stats.dedupSavings == coffeeSize)
+        #expect(stats.thumbnails == 4)
+        #expect(stats.thumbnailBytes == Int64((f.paris.thumbnails + f.coffee.thumbnails).reduce(0) { $0 + $1.byteCount }))
+        #expect(stats.buckets.map(\.name) == ["media", "spots", "users"])
+        #expect(stats.buckets.map(\.objects) == [1, 2, 1])
+        #expect(stats.buckets[1].bytes == f.paris.size + coffeeSize)
+    }
+}
+
+/// The SHA-256 of `bytes` in hex, computed apart from the code under test (via `sha256sum`).
+func sha256Hex(_ bytes: [UInt8]) -> String {
+    let file = NSTemporaryDirectory() + "hash-\(UUID().uuidString)"
+    FileManager.default.createFile(atPath: file, contents: Data(bytes))
+    defer { try? FileManager.default.removeItem(atPath: file) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sha256sum", file]
+    let out = Pipe()
+    process.standardOutput = out
+    try? process.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return String(text.prefix(64))
+}
