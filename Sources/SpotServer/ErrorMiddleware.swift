@@ -4,12 +4,22 @@ import Logging
 import SpotCore
 
 /// Turns every error into `{"error":{"code":…,"message":…}}` with the right status — the
-/// one place domain errors become HTTP.
+/// one place domain errors become HTTP. Refusals are counted in `metrics` by reason; errors
+/// are logged with the context logger, so they carry the request id.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    var metrics: Metrics? = nil
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch is UploadGate.Draining {
+            metrics?.recordRefusal("draining")
+            var response = Self.response(
+                status: .serviceUnavailable, message: "the server is shutting down and takes no new uploads; retry in a few seconds")
+            response.headers[.retryAfter] = "5"
+            return response
         } catch let error as SpotError {
+            metrics?.recordRefusal(Metrics.reason(error.kind))
             if error.kind == .internal {
                 context.logger.error("internal error", metadata: ["error": "\(error.message)", "path": "\(request.uri.path)"])
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import SpotCore
 import SpotService
 
@@ -12,8 +13,14 @@ public struct ServerConfiguration: Sendable {
     public var corsOrigins: [String]
     /// Failed authentications a client address may make per minute before it gets 429.
     public var maxFailedAuthentications: Int
+    /// How long a graceful shutdown (SIGTERM) lets in-flight uploads finish before it stops anyway.
+    public var uploadDrainTimeout: Duration
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20,
+        uploadDrainTimeout: Duration = .seconds(30)
+    ) {
+        self.uploadDrainTimeout = uploadDrainTimeout
         self.host = host
         self.port = port
         self.corsOrigins = corsOrigins
@@ -23,16 +30,27 @@ public struct ServerConfiguration: Sendable {
 
 /// The HTTP API, Firebase Storage style: `/v0/b/{bucket}/o[/{name}]`.
 public enum SpotServer {
-    /// The service's router: every route, behind the error middleware.
-    public static func makeRouter(service: StorageService, configuration: ServerConfiguration = .init()) -> Router<SpotRequestContext> {
+    /// The service's router: every route, behind the request log (request id, metrics) and
+    /// error middleware. `GET /metrics` needs no token. Uploads pass through `gate`.
+    public static func makeRouter(
+        service: StorageService, configuration: ServerConfiguration = .init(), metrics: Metrics = Metrics(), gate: UploadGate = UploadGate()
+    ) -> Router<SpotRequestContext> {
+        var service = service
+        service.observer = metrics
         let router = Router(context: SpotRequestContext.self)
+        router.add(middleware: RequestLogMiddleware(metrics: metrics))
         if !configuration.corsOrigins.isEmpty {
             router.add(middleware: CORSOriginsMiddleware(origins: configuration.corsOrigins))
         }
-        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: ErrorMiddleware(metrics: metrics))
         let limiter = FailedAuthenticationLimiter(maxFailures: configuration.maxFailedAuthentications)
-        let api = ObjectRoutes(service: service, limiter: limiter)
+        let api = ObjectRoutes(service: service, limiter: limiter, metrics: metrics, gate: gate)
         router.get("/healthz") { _, _ in "ok\n" }
+        router.get("/metrics") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: metrics.render(gate: gate))))
+        }
         router.post("/v0/b/:bucket/o", use: api.create)
         router.get("/v0/b/:bucket/o", use: api.list)
         router.put("/v0/b/:bucket/o/**", use: api.put)
@@ -48,12 +66,30 @@ public enum SpotServer {
         return router
     }
 
-    /// The application, ready for `runService()`.
-    public static func makeApplication(service: StorageService, configuration: ServerConfiguration, logger: Logger) -> some ApplicationProtocol {
+    /// The application, ready for `runService()` (which stops it without draining uploads;
+    /// `serve` drains them).
+    public static func makeApplication(
+        service: StorageService, configuration: ServerConfiguration, logger: Logger, metrics: Metrics = Metrics(), gate: UploadGate = UploadGate()
+    ) -> some ApplicationProtocol {
         Application(
-            router: makeRouter(service: service, configuration: configuration),
+            router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "spotstore"),
             logger: logger)
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully: new uploads get 503 while
+    /// in-flight ones finish (up to `configuration.uploadDrainTimeout`; GETs are still
+    /// served), then the server stops taking connections and returns. Throws when uploads
+    /// were still running at the timeout.
+    public static func serve(service: StorageService, configuration: ServerConfiguration, logger: Logger) async throws {
+        let gate = UploadGate()
+        let app = makeApplication(service: service, configuration: configuration, logger: logger, gate: gate)
+        // Services stop in reverse order: the drain first, then the HTTP server.
+        let group = ServiceGroup(configuration: .init(
+            services: [app, UploadDrain(gate: gate, timeout: configuration.uploadDrainTimeout, logger: logger)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
     }
 }
 
@@ -61,6 +97,8 @@ public enum SpotServer {
 struct ObjectRoutes: ServiceRoutes {
     let service: StorageService
     let limiter: FailedAuthenticationLimiter
+    let metrics: Metrics
+    let gate: UploadGate
 
     /// `POST /v0/b/{bucket}/o?name={name}`: upload the raw body.
     @Sendable func create(_ request: Request, context: SpotRequestContext) async throws -> Response {
@@ -243,12 +281,16 @@ struct ObjectRoutes: ServiceRoutes {
         }
     }
 
+    /// Stores the body at `path`; refused with 503 (`UploadGate.Draining`) during a shutdown.
     private func upload(_ request: Request, _ context: SpotRequestContext, to path: ObjectPath) async throws -> Response {
+        guard gate.enter() else { throw UploadGate.Draining() }
+        defer { gate.leave() }
         let user = try await authenticate(request, context)
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         let object = try await service.upload(
             path, by: user, contentType: request.headers[.contentType], declaredSize: declared,
             body: request.body.map { $0.readableBytesView })
+        metrics.recordUpload(bytes: object.size)
         return try json(ObjectResource(object, baseURL: baseURL(request)))
     }
 

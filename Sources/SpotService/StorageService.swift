@@ -38,6 +38,8 @@ public struct StorageService: Sendable {
     /// Names the place of each photo's GPS position; `nil` leaves photos without places.
     public let geocoder: (any ReverseGeocoder)?
     public let configuration: ServiceConfiguration
+    /// Told how long image analysis takes; `nil` (the default) tells no one.
+    public var observer: (any ServiceObserver)?
     let writer: BlobWriter
     let analyzer: PhotoAnalyzer
     let coordinator = UploadCoordinator()
@@ -353,6 +355,8 @@ public struct StorageService: Sendable {
     private func analyze(_ staged: StagedBlob) async throws -> (PhotoMetadata, [Thumbnail]) {
         let analyzer = self.analyzer
         let path = staged.path
+        let started = ContinuousClock.now
+        defer { observer?.analyzedImage(in: ContinuousClock.now - started) }
         let analysis = try await imageWork.run {
             try analyzer.analyze([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         }

@@ -11,7 +11,10 @@ extension SpotStoreCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the HTTP service on a local store.",
             discussion: """
-                Stops gracefully on SIGTERM or SIGINT. Leftover temp files of a previous run are removed at start.
+                Stops gracefully on SIGTERM or SIGINT: new uploads get 503 while in-flight ones finish (up to 30 s; \
+                downloads are still served), then it exits. Leftover temp files of a previous run are removed at start. \
+                Every request is logged at info with its request id (X-Request-Id, echoed in the response); \
+                GET /metrics (no token) gives Prometheus metrics.
                 Access is decided by the rules file (default: STORE/rules, written with the default rules when absent; \
                 see `spotstore rules --help`). The server refuses to start on an invalid file; SIGHUP reloads it, \
                 keeping the rules in force when the new file has errors.
@@ -56,8 +59,9 @@ extension SpotStoreCommand {
             let swept = try service.sweepTemporaryFiles()
             if swept > 0 { logger.notice("removed leftover temp files", metadata: ["count": "\(swept)"]) }
             logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])
-            let app = SpotServer.makeApplication(service: service, configuration: .init(host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth), logger: logger)
-            try await app.runService()
+            try await SpotServer.serve(
+                service: service, configuration: .init(host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth),
+                logger: logger)
         }
 
         /// Reloads `file` into `policy` on every SIGHUP; a file with errors is logged and the
