@@ -142,6 +142,45 @@ import TestSupport
         #expect(lines.dropFirst().allSatisfy { $0.metadata["status"] == "404" && $0.metadata["route"] == "/v0/b/{bucket}/o/**" })
     }
 
+    @Test func aDrainingGateRefusesUploadsWith503ButServesReads() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        let photo = try fixture("geotagged/san-francisco.jpg")
+        let gate = UploadGate()
+        let app = SpotServer.makeApplication(
+            service: store.service, configuration: .init(host: "127.0.0.1", port: 0), logger: Logger(label: "test"), gate: gate)
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v0/b/spots/o/p%2Fa.jpg", method: .put, headers: auth(token), body: ByteBuffer(bytes: photo)) { #expect($0.status == .ok) }
+            gate.startDraining()
+            for (uri, method) in [("/v0/b/spots/o/p%2Fb.jpg", HTTPRequest.Method.put), ("/v0/b/spots/o?name=p%2Fc.jpg", .post)] {
+                try await client.execute(uri: uri, method: method, headers: auth(token), body: ByteBuffer(bytes: photo)) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(response.headers[.retryAfter] != nil)
+                    #expect(String(buffer: response.body).contains("shutting down"))
+                }
+            }
+            try await client.execute(uri: "/v0/b/spots/o/p%2Fa.jpg?alt=media", method: .get, headers: auth(token)) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/v0/b/spots/o/p%2Fb.jpg", method: .get, headers: auth(token)) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                let values = samples(String(buffer: response.body))
+                #expect(values[#"spotstore_refusals_total{reason="draining"}"#] == 2)
+                #expect(values["spotstore_draining"] == 1)
+                #expect(values["spotstore_upload_bytes_total"] == Double(photo.count))
+            }
+        }
+        #expect(gate.inFlight == 0)
+    }
+
+    @Test func uploadGateWaitsForInFlightUploadsUpToATimeout() async {
+        let gate = UploadGate()
+        #expect(gate.enter())
+        gate.startDraining()
+        #expect(!gate.enter(), "no new upload once draining")
+        #expect(await gate.waitUntilIdle(timeout: .milliseconds(100)) == false, "one is still in flight")
+        gate.leave()
+        #expect(await gate.waitUntilIdle(timeout: .seconds(5)))
+    }
+
     @Test func errorsAreLoggedWithTheRequestID() async throws {
         let store = try TestStore()
         let (_, token) = try await store.user("alice")
