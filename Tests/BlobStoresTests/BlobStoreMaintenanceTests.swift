@@ -1,0 +1,58 @@
+import BlobStores
+import Foundation
+import SpotCore
+import SpotService
+import Testing
+
+/// The maintenance part of the `BlobStore` contract (inventory, quarantine, conditional
+/// removal, fresh times on re-store), run against every implementation.
+@Suite struct BlobStoreMaintenanceTests {
+    @Test func inventoryListsBlobsWithSizesAndTimesAndNothingElse() async throws {
+        for (name, store, _) in try BlobStoreConformance.implementations() {
+            #expect(try await store.inventory().blobs.isEmpty, "\(name)")
+            let a = Array("first".utf8), b = Array("second blob".utf8)
+            let (da, db) = (BlobWriter.digest(of: a), BlobWriter.digest(of: b))
+            let before = Date().addingTimeInterval(-2)
+            try await store.store(a, as: da)
+            try await store.store(b, as: db)
+            // A write in progress beside a blob is not a blob.
+            FileManager.default.createFile(atPath: store.location(of: da) + ".1234.tmp", contents: Data([1]))
+            let inventory = try await store.inventory()
+            #expect(inventory.blobs.map(\.digest) == [da, db].sorted(), "\(name)")
+            #expect(inventory.blobs.map(\.size) == (da < db ? [5, 11] : [11, 5]), "\(name)")
+            #expect(inventory.blobs.allSatisfy { $0.modified > before }, "\(name)")
+            #expect(inventory.strays.count == 1, "\(name)")
+        }
+    }
+
+    @Test func quarantineMovesAndNeverDeletes() async throws {
+        for (name, store, _) in try BlobStoreConformance.implementations() {
+            let bytes = Array("to quarantine".utf8)
+            let digest = BlobWriter.digest(of: bytes)
+            try await store.store(bytes, as: digest)
+            let first = try #require(try await store.quarantine(digest), "\(name)")
+            #expect(try await store.size(of: digest) == nil, "\(name): gone from the store")
+            #expect(FileManager.default.contents(atPath: first) == Data(bytes), "\(name): kept byte for byte")
+            try await store.store(bytes, as: digest)
+            let second = try #require(try await store.quarantine(digest))
+            #expect(second != first && FileManager.default.fileExists(atPath: first), "\(name): both kept")
+            #expect(try await store.quarantine(digest) == nil, "\(name): absent")
+        }
+    }
+
+    @Test func conditionalRemovalAndRestoringRefreshTheTime() async throws {
+        for (name, store, _) in try BlobStoreConformance.implementations() {
+            let bytes = Array("old".utf8)
+            let digest = BlobWriter.digest(of: bytes)
+            try await store.store(bytes, as: digest)
+            let hourAgo = Date().addingTimeInterval(-3600)
+            #expect(try await !store.remove(digest, ifModifiedBefore: hourAgo), "\(name): too young")
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: store.location(of: digest))
+            try await store.store(bytes, as: digest)  // stored again: the time is fresh
+            #expect(try await !store.remove(digest, ifModifiedBefore: hourAgo), "\(name): re-storing refreshes the time")
+            #expect(try await store.remove(digest, ifModifiedBefore: Date().addingTimeInterval(1)), "\(name)")
+            #expect(try await store.size(of: digest) == nil, "\(name)")
+            #expect(try await !store.remove(digest, ifModifiedBefore: Date()), "\(name): missing is false, not an error")
+        }
+    }
+}

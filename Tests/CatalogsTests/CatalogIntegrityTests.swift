@@ -1,0 +1,101 @@
+import Catalogs
+import Foundation
+import GRDB
+import SpotCore
+import Testing
+
+/// The integrity part of the `Catalog` port: references, damage marks, issues and statistics.
+@Suite struct CatalogIntegrityTests {
+    let thumb256 = Thumbnail(size: 256, digest: digest(901), width: 256, height: 192, byteCount: 3000, contentType: "image/jpeg")
+
+    @Test(arguments: CatalogBackend.allCases)
+    func referencesListEveryBlobInUse(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            _ = try await catalog.commit(try upload("eiffel/a.jpg", seed: 1, photo: eiffelPhoto, thumbnails: [thumb256]), spotLimit: nil)
+            _ = try await catalog.commit(try upload("alice/a.jpg", in: "users", seed: 1), spotLimit: nil)
+            _ = try await catalog.commit(try upload("alice/b.txt", in: "media", seed: 2), spotLimit: nil)
+            try await catalog.setLocationFreeDigest(digest(902), of: digest(1))
+            let references = try await catalog.blobReferences()
+            #expect(references.objects.map(\.path) == ["media/alice/b.txt", "spots/eiffel/a.jpg", "users/alice/a.jpg"])
+            #expect(references.objects.map(\.size) == [1002, 1001, 1001])
+            #expect(references.thumbnails == [.init(original: digest(1), edge: 256, digest: digest(901), byteCount: 3000)])
+            #expect(references.locationFree == [.init(original: digest(1), digest: digest(902))])
+            #expect(references.referenced == [digest(1), digest(2), digest(901), digest(902)])
+            #expect(references.damaged.isEmpty)
+
+            // A deleted object's blob is no longer referenced; its thumbnails stay recorded.
+            _ = try await catalog.removeObject(at: try path("eiffel/a.jpg"))
+            _ = try await catalog.removeObject(at: try path("alice/a.jpg", in: "users"))
+            #expect(try await catalog.blobReferences().referenced == [digest(2), digest(901), digest(902)])
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func damageMarksAreSetReadAndCleared(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            #expect(try await catalog.damage(of: digest(1)) == nil)
+            try await catalog.markDamaged(digest(1), reason: "is missing")
+            try await catalog.markDamaged(digest(1), reason: "failed its checksum")
+            #expect(try await catalog.damage(of: digest(1)) == "failed its checksum", "marking again replaces the reason")
+            #expect(try await catalog.blobReferences().damaged == [digest(1): "failed its checksum"])
+            #expect(try await catalog.clearDamage(of: digest(1)))
+            #expect(try await !catalog.clearDamage(of: digest(1)))
+            #expect(try await catalog.damage(of: digest(1)) == nil)
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func statisticsCountLogicalAndUniqueBytes(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            #expect(try await catalog.statistics() == CatalogStatistics(objects: 0, logicalBytes: 0, uniqueOriginals: 0, uniqueOriginalBytes: 0, thumbnails: 0, thumbnailBytes: 0, buckets: []))
+            _ = try await catalog.commit(try upload("eiffel/a.jpg", seed: 1, thumbnails: [thumb256]), spotLimit: nil)
+            _ = try await catalog.commit(try upload("eiffel/b.jpg", seed: 1, thumbnails: [thumb256]), spotLimit: nil)
+            _ = try await catalog.commit(try upload("alice/b.txt", in: "media", seed: 2), spotLimit: nil)
+            let stats = try await catalog.statistics()
+            #expect(stats.objects == 3)
+            #expect(stats.logicalBytes == 1001 + 1001 + 1002)
+            #expect(stats.uniqueOriginals == 2 && stats.uniqueOriginalBytes == 1001 + 1002)
+            #expect(stats.thumbnails == 1 && stats.thumbnailBytes == 3000)
+            #expect(stats.buckets == [.init(name: "media", objects: 1, bytes: 1002), .init(name: "spots", objects: 2, bytes: 2002)])
+        }
+    }
+
+    @Test func issuesInTheFileAreFoundAndRepaired() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            let catalog = try SQLiteCatalog(path: file)
+            _ = try await catalog.commit(try upload("eiffel/a.jpg", seed: 1, photo: eiffelPhoto), spotLimit: nil)
+            _ = try await catalog.commit(try upload("louvre/b.jpg", seed: 2), spotLimit: nil)
+            #expect(try await catalog.referenceIssues().isEmpty)
+            #expect(try await catalog.repairIssues() == 0)
+
+            // Damage the file behind the catalog's back, as a crash or a hand edit could.
+            let queue = try DatabaseQueue(path: file)
+            try await queue.write { db in
+                try db.execute(sql: "UPDATE spots SET latitude = NULL, longitude = NULL WHERE id = 'eiffel'")
+                try db.execute(sql: "DELETE FROM spots WHERE id = 'louvre'")
+            }
+            let issues = try await catalog.referenceIssues()
+            #expect(issues.count == 2, "\(issues)")
+            #expect(issues.contains { $0.problem.contains("spots/louvre has objects but no spot row") && $0.repairable })
+            #expect(issues.contains { $0.problem.contains("spots/eiffel") && $0.problem.contains("derived state") && $0.repairable })
+            #expect(try await catalog.repairIssues() == 2)
+            #expect(try await catalog.referenceIssues().isEmpty)
+            let eiffel = try #require(try await catalog.spotDetails(bucket: "spots", id: "eiffel"))
+            #expect(eiffel.location?.latitude == 48.8584)
+            #expect(try await catalog.spot(bucket: "spots", id: "louvre")?.owner == "alice")
+        }
+    }
+
+    @Test func migrationV4AddsTheDamagedBlobsTable() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            _ = try SQLiteCatalog(path: file)
+            let queue = try DatabaseQueue(path: file)
+            let applied = try await queue.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") }
+            #expect(applied == ["v1", "v2", "v3", "v4"])
+            let columns = try await queue.read { db in try db.columns(in: "damagedBlobs").map(\.name) }
+            #expect(columns == ["digest", "reason", "markedAt"])
+        }
+    }
+}

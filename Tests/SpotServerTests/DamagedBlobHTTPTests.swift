@@ -1,0 +1,66 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import SpotCore
+import SpotServer
+import Testing
+import TestSupport
+
+/// After `fsck --repair` quarantined a corrupt blob, its object and thumbnail answer 500
+/// with the reason over HTTP, never wrong bytes; other objects are unaffected.
+@Suite struct DamagedBlobHTTPTests {
+    @Test func damagedOriginalsAndThumbnailsAnswer500WithTheReason() async throws {
+        let store = try TestStore()
+        let (alice, token) = try await store.user("alice")
+        let paris = try await store.service.upload(
+            try ObjectPath(bucket: "spots", name: "eiffel/paris.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(try fixture("geotagged/paris.jpg")))
+        let coffee = try fixture("photos/coffee.jpg")
+        _ = try await store.service.upload(try ObjectPath(bucket: "spots", name: "cafe/coffee.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(coffee))
+        let thumbnail = try #require(paris.thumbnails.first { $0.size == 256 })
+        for digest in [paris.digest, thumbnail.digest] {
+            let handle = try #require(FileHandle(forUpdatingAtPath: store.service.blobs.location(of: digest)))
+            try handle.seek(toOffset: 50)
+            try handle.write(contentsOf: [0xFF, 0x00, 0xFF])
+            try handle.close()
+        }
+        _ = try await store.service.checkIntegrity(repair: true)
+
+        let app = SpotServer.makeApplication(service: store.service, configuration: .init(host: "127.0.0.1", port: 0), logger: Logger(label: "test"))
+        let auth: HTTPFields = [.authorization: "Bearer \(token)"]
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v0/b/spots/o/eiffel%2Fparis.jpg?alt=media", method: .get, headers: auth) { response in
+                #expect(response.status == .internalServerError)
+                let text = String(buffer: response.body)
+                #expect(text.contains("damaged: blob \(paris.digest) of spots/eiffel/paris.jpg failed its checksum; restore it or delete the object"), "\(text)")
+                #expect(response.headers[.contentType]?.hasPrefix("application/json") == true, "an error body, never image bytes")
+            }
+            try await client.execute(uri: "/v0/b/spots/o/eiffel%2Fparis.jpg?alt=thumbnail&size=256", method: .get, headers: auth) { response in
+                #expect(response.status == .internalServerError)
+                #expect(String(buffer: response.body).contains("damaged: blob \(thumbnail.digest) of the 256 px thumbnail of spots/eiffel/paris.jpg failed its checksum"))
+            }
+            try await client.execute(uri: "/v0/b/spots/o/eiffel%2Fparis.jpg?alt=thumbnail&size=1024", method: .get, headers: auth) { response in
+                #expect(response.status == .ok, "the other thumbnail is whole")
+            }
+            try await client.execute(uri: "/v0/b/spots/o/eiffel%2Fparis.jpg", method: .get, headers: auth) { response in
+                #expect(response.status == .ok, "metadata still answers")
+            }
+            try await client.execute(uri: "/v0/b/spots/o/cafe%2Fcoffee.jpg?alt=media", method: .get, headers: auth) { response in
+                #expect(response.status == .ok)
+                #expect(Array(buffer: response.body) == coffee)
+            }
+            // Deleting the damaged object is one way out; the same bytes uploaded again are served whole.
+            try await client.execute(uri: "/v0/b/spots/o/eiffel%2Fparis.jpg", method: .delete, headers: auth) { response in
+                #expect(response.status == .noContent)
+            }
+            let bytes = try fixture("geotagged/paris.jpg")
+            try await client.execute(uri: "/v0/b/spots/o/eiffel%2Fparis.jpg", method: .put, headers: auth, body: ByteBuffer(bytes: bytes)) { response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/v0/b/spots/o/eiffel%2Fparis.jpg?alt=media", method: .get, headers: auth) { response in
+                #expect(response.status == .ok)
+                #expect(Array(buffer: response.body) == bytes)
+            }
+        }
+    }
+}
