@@ -1,9 +1,11 @@
+import ArgumentParser
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 import Testing
 import TestSupport
+@testable import SpotStoreCLI
 
 /// `spotstore fsck`, `gc` and `stats` of the built binary on a real store, with the server
 /// running and stopped, after damaging blob files on purpose.
@@ -143,5 +145,38 @@ import TestSupport
         #expect(restored.stdout.components(separatedBy: "verifies again").count == 3, "\(restored.stdout)")
         #expect(try BinaryTests.run(["fsck", "--store", store, "--bogus"]).status != 0)
         #expect(try BinaryTests.run(["fsck", "--store", root + "/nothing"]).stderr.contains("there is no store"))
+    }
+}
+
+/// The operator commands' arguments, parsed as the binary parses them.
+@Suite struct OperatorParserTests {
+    @Test func gcGraceDurations() throws {
+        #expect(try parseDuration("0s") == 0)
+        #expect(try parseDuration("30m") == 1800)
+        #expect(try parseDuration("2h") == 7200)
+        #expect(try parseDuration("1h30m") == 5400)
+        #expect(try parseDuration("1d") == 86400)
+        for bad in ["", "30", "m", "1x", "-1h", "1.5h", "h1"] {
+            #expect(throws: ValidationError.self, "\(bad)") { try parseDuration(bad) }
+        }
+        let gc = try #require(try SpotStoreCommand.parseAsRoot(["gc"]) as? SpotStoreCommand.GC)
+        #expect(gc.grace == "1h" && !gc.dryRun && gc.storeOptions.store == "./storage")
+        let dry = try #require(try SpotStoreCommand.parseAsRoot(["gc", "--dry-run", "--grace", "0s", "--store", "/s"]) as? SpotStoreCommand.GC)
+        #expect(dry.dryRun && dry.grace == "0s" && dry.storeOptions.store == "/s")
+        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["gc", "--grace", "soon"]) }
+    }
+
+    @Test func fsckAndStatsFlags() throws {
+        let fsck = try #require(try SpotStoreCommand.parseAsRoot(["fsck", "--repair"]) as? SpotStoreCommand.Fsck)
+        #expect(fsck.repair)
+        #expect(try #require(try SpotStoreCommand.parseAsRoot(["fsck"]) as? SpotStoreCommand.Fsck).repair == false)
+        #expect(try #require(try SpotStoreCommand.parseAsRoot(["stats", "--json"]) as? SpotStoreCommand.Stats).json)
+    }
+
+    @Test func byteCountsAreExactThenHuman() {
+        #expect(describeBytes(0) == "0 bytes")
+        #expect(describeBytes(1023) == "1023 bytes")
+        #expect(describeBytes(1536) == "1536 bytes (1.5 KiB)")
+        #expect(describeBytes(3 * 1024 * 1024) == "3145728 bytes (3.0 MiB)")
     }
 }
