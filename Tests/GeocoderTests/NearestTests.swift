@@ -8,32 +8,51 @@ import Testing
     static let geocoder = try! OfflineGeocoder.bundled()
     static let bruteForce = BruteForce(geocoder)
 
+    /// What is wrong with the answer at one position (`nil` when it is right), and whether
+    /// the very same place was found (not a tie at equal distance).
+    static func disagreement(_ latitude: Double, _ longitude: Double) -> (problem: String?, same: Bool) {
+        guard let found = geocoder.nearest(latitude: latitude, longitude: longitude),
+            let truth = bruteForce.nearest(latitude: latitude, longitude: longitude)
+        else { return ("no answer at \(latitude), \(longitude)", false) }
+        // The place found must be as near as the true nearest (a tie at the same distance is fine).
+        let foundKm = BruteForce.haversineKm(latitude, longitude, found.place.latitude, found.place.longitude)
+        if abs(foundKm - truth.distanceKm) >= 1e-6 {
+            return ("at \(latitude), \(longitude): \(found.place.name) at \(foundKm) km, but \(geocoder.record(at: truth.index).name) at \(truth.distanceKm) km", false)
+        }
+        if abs(found.distanceKm - foundKm) >= 1e-6 {
+            return ("at \(latitude), \(longitude): reported distance \(found.distanceKm) km, haversine \(foundKm) km", false)
+        }
+        return (nil, found.place.index == truth.index)
+    }
+
     /// Checks one position; returns whether the very same place was found (not a tie).
     @discardableResult
     func expectAgrees(_ latitude: Double, _ longitude: Double, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
-        guard let found = Self.geocoder.nearest(latitude: latitude, longitude: longitude),
-            let truth = Self.bruteForce.nearest(latitude: latitude, longitude: longitude)
-        else {
-            Issue.record("no answer at \(latitude), \(longitude)", sourceLocation: sourceLocation)
-            return false
-        }
-        // The place found must be as near as the true nearest (a tie at the same distance is fine).
-        let foundKm = BruteForce.haversineKm(latitude, longitude, found.place.latitude, found.place.longitude)
-        #expect(abs(foundKm - truth.distanceKm) < 1e-6, "at \(latitude), \(longitude): \(found.place.name) at \(foundKm) km, but \(Self.geocoder.record(at: truth.index).name) at \(truth.distanceKm) km", sourceLocation: sourceLocation)
-        #expect(abs(found.distanceKm - foundKm) < 1e-6, "reported distance \(found.distanceKm) km, haversine \(foundKm) km", sourceLocation: sourceLocation)
-        return found.place.index == truth.index
+        let (problem, same) = Self.disagreement(latitude, longitude)
+        if let problem { Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation) }
+        return same
     }
 
     /// 100,000 seeded points uniform on the sphere (this test target is compiled with -O,
-    /// so the brute force takes seconds); GEOCODER_RANDOM_POINTS overrides the count.
-    @Test func randomPointsOnTheSphere() {
+    /// so the brute force takes seconds); GEOCODER_RANDOM_POINTS overrides the count. The
+    /// loop runs on a thread of its own, not on the cooperative pool other tests share.
+    @Test func randomPointsOnTheSphere() async {
         let count = ProcessInfo.processInfo.environment["GEOCODER_RANDOM_POINTS"].flatMap(Int.init) ?? 100_000
-        var random = SeededGenerator(seed: 20_241_121)
-        var same = 0
-        for _ in 0..<count {
-            let (latitude, longitude) = random.pointOnSphere()
-            if expectAgrees(latitude, longitude) { same += 1 }
+        let (problems, same) = await withCheckedContinuation { continuation in
+            Thread {
+                var random = SeededGenerator(seed: 20_241_121)
+                var problems: [String] = []
+                var same = 0
+                for _ in 0..<count {
+                    let (latitude, longitude) = random.pointOnSphere()
+                    let answer = Self.disagreement(latitude, longitude)
+                    if let problem = answer.problem { problems.append(problem) }
+                    if answer.same { same += 1 }
+                }
+                continuation.resume(returning: (problems, same))
+            }.start()
         }
+        #expect(problems.isEmpty, "\(problems.count) wrong answers, the first: \(problems.prefix(5))")
         print("nearest place: \(count) random points agree with brute force (\(count - same) ties at equal distance)")
     }
 

@@ -7,144 +7,148 @@ import Testing
 import TestSupport
 @testable import SpotStoreCLI
 
-/// `spotstore fsck`, `gc` and `stats` of the built binary on a real store, with the server
-/// running and stopped, after damaging blob files on purpose.
-@Suite(.serialized) struct OperatorCommandTests {
-    /// Every blob file under `store/blobs/sha256`, by file name (the digest).
-    static func blobFiles(in store: String) -> [String: String] {
-        var files: [String: String] = [:]
-        let base = store + "/blobs/sha256"
-        let enumerator = FileManager.default.enumerator(atPath: base)
-        while let relative = enumerator?.nextObject() as? String {
-            let name = (relative as NSString).lastPathComponent
-            if name.count == 64 { files[name] = base + "/" + relative }
+/// Runs with every other test of the binary, one at a time: each blocks a thread of the
+/// cooperative pool while the process runs, and two cores have only two such threads.
+extension BinaryTests {
+    /// `spotstore fsck`, `gc` and `stats` of the built binary on a real store, with the server
+    /// running and stopped, after damaging blob files on purpose.
+    @Suite(.serialized) struct OperatorCommandTests {
+        /// Every blob file under `store/blobs/sha256`, by file name (the digest).
+        static func blobFiles(in store: String) -> [String: String] {
+            var files: [String: String] = [:]
+            let base = store + "/blobs/sha256"
+            let enumerator = FileManager.default.enumerator(atPath: base)
+            while let relative = enumerator?.nextObject() as? String {
+                let name = (relative as NSString).lastPathComponent
+                if name.count == 64 { files[name] = base + "/" + relative }
+            }
+            return files
         }
-        return files
-    }
 
-    static func sha256(_ path: String) throws -> String {
-        let run = Process()
-        run.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        run.arguments = ["sha256sum", path]
-        let out = Pipe()
-        run.standardOutput = out
-        try run.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        run.waitUntilExit()
-        return String(text.prefix(64))
-    }
+        static func sha256(_ path: String) throws -> String {
+            let run = Process()
+            run.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            run.arguments = ["sha256sum", path]
+            let out = Pipe()
+            run.standardOutput = out
+            try run.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            run.waitUntilExit()
+            return String(text.prefix(64))
+        }
 
-    /// Writes `bytes` as a blob file by hand, `age` seconds old.
-    static func plantBlob(_ bytes: String, in store: String, age: TimeInterval) throws -> String {
-        let scratch = NSTemporaryDirectory() + "plant-\(UUID().uuidString)"
-        try Data(bytes.utf8).write(to: URL(fileURLWithPath: scratch))
-        let hex = try sha256(scratch)
-        let directory = "\(store)/blobs/sha256/\(hex.prefix(2))/\(hex.dropFirst(2).prefix(2))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try FileManager.default.moveItem(atPath: scratch, toPath: "\(directory)/\(hex)")
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: "\(directory)/\(hex)")
-        return hex
-    }
+        /// Writes `bytes` as a blob file by hand, `age` seconds old.
+        static func plantBlob(_ bytes: String, in store: String, age: TimeInterval) throws -> String {
+            let scratch = NSTemporaryDirectory() + "plant-\(UUID().uuidString)"
+            try Data(bytes.utf8).write(to: URL(fileURLWithPath: scratch))
+            let hex = try sha256(scratch)
+            let directory = "\(store)/blobs/sha256/\(hex.prefix(2))/\(hex.dropFirst(2).prefix(2))"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try FileManager.default.moveItem(atPath: scratch, toPath: "\(directory)/\(hex)")
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: "\(directory)/\(hex)")
+            return hex
+        }
 
-    @Test func fsckGcAndStatsOnADamagedStore() async throws {
-        let root = try RulesCommandTests.temporaryDirectory()
-        let store = root + "/storage"
-        let token = try RulesCommandTests.addUser("alice", store: store)
-        let (server, url) = try await BinaryTests.startServer(store: store)
-        let environment = ["SPOTSTORE_SERVER": url, "SPOTSTORE_TOKEN": token]
-        let paris = "\(fixturesDirectory)/geotagged/paris.jpg", coffee = "\(fixturesDirectory)/photos/coffee.jpg"
-        #expect(try BinaryTests.run(["upload", paris, coffee, "--to", "spots/eiffel"], environment: environment).status == 0)
-        #expect(try BinaryTests.run(["upload", coffee, "--to", "users/alice"], environment: environment).status == 0)
+        @Test func fsckGcAndStatsOnADamagedStore() async throws {
+            let root = try RulesCommandTests.temporaryDirectory()
+            let store = root + "/storage"
+            let token = try RulesCommandTests.addUser("alice", store: store)
+            let (server, url) = try await BinaryTests.startServer(store: store)
+            let environment = ["SPOTSTORE_SERVER": url, "SPOTSTORE_TOKEN": token]
+            let paris = "\(fixturesDirectory)/geotagged/paris.jpg", coffee = "\(fixturesDirectory)/photos/coffee.jpg"
+            #expect(try BinaryTests.run(["upload", paris, coffee, "--to", "spots/eiffel"], environment: environment).status == 0)
+            #expect(try BinaryTests.run(["upload", coffee, "--to", "users/alice"], environment: environment).status == 0)
 
-        // Clean, with the server running.
-        let clean = try BinaryTests.run(["fsck", "--store", store])
-        #expect(clean.status == 0, "\(clean.stdout)\(clean.stderr)")
-        #expect(clean.stdout.split(separator: "\n").count == 1, "one summary line: \(clean.stdout)")
-        #expect(clean.stdout.hasPrefix("fsck: clean: 6 blobs checked, ") && clean.stdout.contains(", 3 objects;"), "\(clean.stdout)")
+            // Clean, with the server running.
+            let clean = try BinaryTests.run(["fsck", "--store", store])
+            #expect(clean.status == 0, "\(clean.stdout)\(clean.stderr)")
+            #expect(clean.stdout.split(separator: "\n").count == 1, "one summary line: \(clean.stdout)")
+            #expect(clean.stdout.hasPrefix("fsck: clean: 6 blobs checked, ") && clean.stdout.contains(", 3 objects;"), "\(clean.stdout)")
 
-        let stats = try BinaryTests.run(["stats", "--store", store, "--json"])
-        #expect(stats.status == 0, "\(stats.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])
-        let coffeeSize = try #require(try FileManager.default.attributesOfItem(atPath: coffee)[.size] as? Int)
-        let parisSize = try #require(try FileManager.default.attributesOfItem(atPath: paris)[.size] as? Int)
-        #expect(json["objects"] as? Int == 3)
-        #expect(json["blobs"] as? Int == 6)
-        #expect(json["logicalBytes"] as? Int == parisSize + 2 * coffeeSize)
-        #expect(json["dedupSavings"] as? Int == coffeeSize)
-        #expect(json["thumbnails"] as? Int == 4)
-        let buckets = try #require(json["buckets"] as? [[String: Any]])
-        #expect(buckets.map { $0["name"] as? String } == ["spots", "users"])
-        #expect(buckets.map { $0["objects"] as? Int } == [2, 1])
-        let text = try BinaryTests.run(["stats", "--store", store]).stdout
-        #expect(text.contains("objects           3\n") && text.contains("dedup savings     \(coffeeSize) bytes"), "\(text)")
-        #expect(text.contains("bucket  objects  bytes\nspots         2  "), "\(text)")
+            let stats = try BinaryTests.run(["stats", "--store", store, "--json"])
+            #expect(stats.status == 0, "\(stats.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])
+            let coffeeSize = try #require(try FileManager.default.attributesOfItem(atPath: coffee)[.size] as? Int)
+            let parisSize = try #require(try FileManager.default.attributesOfItem(atPath: paris)[.size] as? Int)
+            #expect(json["objects"] as? Int == 3)
+            #expect(json["blobs"] as? Int == 6)
+            #expect(json["logicalBytes"] as? Int == parisSize + 2 * coffeeSize)
+            #expect(json["dedupSavings"] as? Int == coffeeSize)
+            #expect(json["thumbnails"] as? Int == 4)
+            let buckets = try #require(json["buckets"] as? [[String: Any]])
+            #expect(buckets.map { $0["name"] as? String } == ["spots", "users"])
+            #expect(buckets.map { $0["objects"] as? Int } == [2, 1])
+            let text = try BinaryTests.run(["stats", "--store", store]).stdout
+            #expect(text.contains("objects           3\n") && text.contains("dedup savings     \(coffeeSize) bytes"), "\(text)")
+            #expect(text.contains("bucket  objects  bytes\nspots         2  "), "\(text)")
 
-        // Damage: flip a byte of paris, truncate coffee, delete a thumbnail; plant orphans.
-        let parisDigest = try Self.sha256(paris), coffeeDigest = try Self.sha256(coffee)
-        var files = Self.blobFiles(in: store)
-        let parisFile = try #require(files[parisDigest]), coffeeFile = try #require(files[coffeeDigest])
-        let handle = try #require(FileHandle(forUpdatingAtPath: parisFile))
-        try handle.seek(toOffset: 200)
-        let byte = try #require(try handle.read(upToCount: 1)?.first)
-        try handle.seek(toOffset: 200)
-        try handle.write(contentsOf: [byte ^ 0x80])
-        try handle.close()
-        let truncate = try #require(FileHandle(forUpdatingAtPath: coffeeFile))
-        try truncate.truncate(atOffset: 1000)
-        try truncate.close()
-        let thumbnailDigest = try #require(files.keys.sorted().first { $0 != parisDigest && $0 != coffeeDigest })
-        let thumbnailFile = try #require(files[thumbnailDigest])
-        try FileManager.default.removeItem(atPath: thumbnailFile)
-        let oldOrphan = try Self.plantBlob("old orphan", in: store, age: 2 * 3600)
-        let freshOrphan = try Self.plantBlob("fresh orphan", in: store, age: 60)
+            // Damage: flip a byte of paris, truncate coffee, delete a thumbnail; plant orphans.
+            let parisDigest = try Self.sha256(paris), coffeeDigest = try Self.sha256(coffee)
+            var files = Self.blobFiles(in: store)
+            let parisFile = try #require(files[parisDigest]), coffeeFile = try #require(files[coffeeDigest])
+            let handle = try #require(FileHandle(forUpdatingAtPath: parisFile))
+            try handle.seek(toOffset: 200)
+            let byte = try #require(try handle.read(upToCount: 1)?.first)
+            try handle.seek(toOffset: 200)
+            try handle.write(contentsOf: [byte ^ 0x80])
+            try handle.close()
+            let truncate = try #require(FileHandle(forUpdatingAtPath: coffeeFile))
+            try truncate.truncate(atOffset: 1000)
+            try truncate.close()
+            let thumbnailDigest = try #require(files.keys.sorted().first { $0 != parisDigest && $0 != coffeeDigest })
+            let thumbnailFile = try #require(files[thumbnailDigest])
+            try FileManager.default.removeItem(atPath: thumbnailFile)
+            let oldOrphan = try Self.plantBlob("old orphan", in: store, age: 2 * 3600)
+            let freshOrphan = try Self.plantBlob("fresh orphan", in: store, age: 60)
 
-        let broken = try BinaryTests.run(["fsck", "--store", store])
-        #expect(broken.status == 1, "\(broken.stdout)")
-        let lines = broken.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 4, "3 problems and a summary: \(broken.stdout)")
-        #expect(lines.contains { $0.hasPrefix("problem: blob \(parisDigest)") && $0.contains("failed its checksum") && $0.contains("spots/eiffel/paris.jpg") })
-        #expect(lines.contains { $0.hasPrefix("problem: blob \(coffeeDigest)") && $0.contains("1000 bytes") && $0.contains("users/alice/coffee.jpg") })
-        #expect(lines.contains { $0.hasPrefix("problem: blob \(thumbnailDigest) is missing") && $0.contains("thumbnail") })
-        #expect(lines.last?.hasPrefix("fsck: 3 problems: 7 blobs checked") == true, "\(broken.stdout)")
-        #expect(lines.last?.contains("2 unreferenced blobs (22 bytes)") == true, "orphans are counted, not problems: \(broken.stdout)")
+            let broken = try BinaryTests.run(["fsck", "--store", store])
+            #expect(broken.status == 1, "\(broken.stdout)")
+            let lines = broken.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.count == 4, "3 problems and a summary: \(broken.stdout)")
+            #expect(lines.contains { $0.hasPrefix("problem: blob \(parisDigest)") && $0.contains("failed its checksum") && $0.contains("spots/eiffel/paris.jpg") })
+            #expect(lines.contains { $0.hasPrefix("problem: blob \(coffeeDigest)") && $0.contains("1000 bytes") && $0.contains("users/alice/coffee.jpg") })
+            #expect(lines.contains { $0.hasPrefix("problem: blob \(thumbnailDigest) is missing") && $0.contains("thumbnail") })
+            #expect(lines.last?.hasPrefix("fsck: 3 problems: 7 blobs checked") == true, "\(broken.stdout)")
+            #expect(lines.last?.contains("2 unreferenced blobs (22 bytes)") == true, "orphans are counted, not problems: \(broken.stdout)")
 
-        // gc: the old orphan only.
-        let dry = try BinaryTests.run(["gc", "--store", store, "--dry-run"])
-        #expect(dry.status == 0, "\(dry.stderr)")
-        #expect(dry.stdout.hasPrefix("would remove \(oldOrphan)\t10 bytes\t"), "\(dry.stdout)")
-        #expect(dry.stdout.contains("gc (dry run): would remove 1 blob, 10 bytes; kept 1 unreferenced blob younger than 1h"), "\(dry.stdout)")
-        #expect(Self.blobFiles(in: store)[oldOrphan] != nil)
-        let gc = try BinaryTests.run(["gc", "--store", store, "--grace", "30m"])
-        #expect(gc.stdout.contains("gc: removed 1 blob, freed 10 bytes"), "\(gc.stdout)")
-        files = Self.blobFiles(in: store)
-        #expect(files[oldOrphan] == nil && files[freshOrphan] != nil && files[parisDigest] != nil)
-        #expect(try BinaryTests.run(["gc", "--store", store, "--grace", "soon"]).status != 0)
+            // gc: the old orphan only.
+            let dry = try BinaryTests.run(["gc", "--store", store, "--dry-run"])
+            #expect(dry.status == 0, "\(dry.stderr)")
+            #expect(dry.stdout.hasPrefix("would remove \(oldOrphan)\t10 bytes\t"), "\(dry.stdout)")
+            #expect(dry.stdout.contains("gc (dry run): would remove 1 blob, 10 bytes; kept 1 unreferenced blob younger than 1h"), "\(dry.stdout)")
+            #expect(Self.blobFiles(in: store)[oldOrphan] != nil)
+            let gc = try BinaryTests.run(["gc", "--store", store, "--grace", "30m"])
+            #expect(gc.stdout.contains("gc: removed 1 blob, freed 10 bytes"), "\(gc.stdout)")
+            files = Self.blobFiles(in: store)
+            #expect(files[oldOrphan] == nil && files[freshOrphan] != nil && files[parisDigest] != nil)
+            #expect(try BinaryTests.run(["gc", "--store", store, "--grace", "soon"]).status != 0)
 
-        // Repair while the server runs; afterwards the damaged objects answer 500 with the reason.
-        let repair = try BinaryTests.run(["fsck", "--store", store, "--repair"])
-        #expect(repair.status == 2, "only known damage remains: \(repair.stdout)")
-        #expect(repair.stdout.contains("repaired: blob \(parisDigest)") && repair.stdout.contains("/quarantine/\(parisDigest)"), "\(repair.stdout)")
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: store + "/quarantine")) == [parisDigest, coffeeDigest])
-        let damaged = try await RulesCommandTests.http("\(url)/v0/b/spots/o/eiffel%2Fparis.jpg?alt=media", token: token)
-        #expect(damaged.status == 500)
-        #expect(String(decoding: damaged.body, as: UTF8.self).contains("damaged: blob \(parisDigest) of spots/eiffel/paris.jpg failed its checksum"))
-        server.terminate()
-        server.waitUntilExit()
+            // Repair while the server runs; afterwards the damaged objects answer 500 with the reason.
+            let repair = try BinaryTests.run(["fsck", "--store", store, "--repair"])
+            #expect(repair.status == 2, "only known damage remains: \(repair.stdout)")
+            #expect(repair.stdout.contains("repaired: blob \(parisDigest)") && repair.stdout.contains("/quarantine/\(parisDigest)"), "\(repair.stdout)")
+            #expect(Set(try FileManager.default.contentsOfDirectory(atPath: store + "/quarantine")) == [parisDigest, coffeeDigest])
+            let damaged = try await RulesCommandTests.http("\(url)/v0/b/spots/o/eiffel%2Fparis.jpg?alt=media", token: token)
+            #expect(damaged.status == 500)
+            #expect(String(decoding: damaged.body, as: UTF8.self).contains("damaged: blob \(parisDigest) of spots/eiffel/paris.jpg failed its checksum"))
+            server.terminate()
+            server.waitUntilExit()
 
-        let after = try BinaryTests.run(["fsck", "--store", store])
-        #expect(after.status == 2, "\(after.stdout)")
-        let afterLines = after.stdout.split(separator: "\n")
-        #expect(afterLines.filter { $0.hasPrefix("damaged: ") }.count == 3 && afterLines.count == 4, "\(after.stdout)")
-        #expect(afterLines.last?.hasPrefix("fsck: 3 damaged blobs: 4 blobs checked") == true, "\(after.stdout)")
+            let after = try BinaryTests.run(["fsck", "--store", store])
+            #expect(after.status == 2, "\(after.stdout)")
+            let afterLines = after.stdout.split(separator: "\n")
+            #expect(afterLines.filter { $0.hasPrefix("damaged: ") }.count == 3 && afterLines.count == 4, "\(after.stdout)")
+            #expect(afterLines.last?.hasPrefix("fsck: 3 damaged blobs: 4 blobs checked") == true, "\(after.stdout)")
 
-        // Restoring the originals from a backup (the source files) and repairing clears their marks.
-        try FileManager.default.copyItem(atPath: paris, toPath: parisFile)
-        try FileManager.default.copyItem(atPath: coffee, toPath: coffeeFile)
-        let restored = try BinaryTests.run(["fsck", "--store", store, "--repair"])
-        #expect(restored.status == 2, "the deleted thumbnail is still missing: \(restored.stdout)")
-        #expect(restored.stdout.components(separatedBy: "verifies again").count == 3, "\(restored.stdout)")
-        #expect(try BinaryTests.run(["fsck", "--store", store, "--bogus"]).status != 0)
-        #expect(try BinaryTests.run(["fsck", "--store", root + "/nothing"]).stderr.contains("there is no store"))
+            // Restoring the originals from a backup (the source files) and repairing clears their marks.
+            try FileManager.default.copyItem(atPath: paris, toPath: parisFile)
+            try FileManager.default.copyItem(atPath: coffee, toPath: coffeeFile)
+            let restored = try BinaryTests.run(["fsck", "--store", store, "--repair"])
+            #expect(restored.status == 2, "the deleted thumbnail is still missing: \(restored.stdout)")
+            #expect(restored.stdout.components(separatedBy: "verifies again").count == 3, "\(restored.stdout)")
+            #expect(try BinaryTests.run(["fsck", "--store", store, "--bogus"]).status != 0)
+            #expect(try BinaryTests.run(["fsck", "--store", root + "/nothing"]).stderr.contains("there is no store"))
+        }
     }
 }
 

@@ -5,151 +5,155 @@ import FoundationNetworking
 import Testing
 import TestSupport
 
-/// SIGTERM against the real binary: uploads drain, new ones get 503, the process exits 0.
-@Suite(.serialized) struct ShutdownTests {
-    /// A blocking HTTP/1.1 client on one TCP connection, so a test controls when each byte
-    /// of a request goes out.
-    final class RawConnection {
-        let socket: Int32
+/// Runs with every other test of the binary, one at a time: each blocks a thread of the
+/// cooperative pool while the process runs, and two cores have only two such threads.
+extension BinaryTests {
+    /// SIGTERM against the real binary: uploads drain, new ones get 503, the process exits 0.
+    @Suite(.serialized) struct ShutdownTests {
+        /// A blocking HTTP/1.1 client on one TCP connection, so a test controls when each byte
+        /// of a request goes out.
+        final class RawConnection {
+            let socket: Int32
 
-        init(port: Int) throws {
-            socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            init(port: Int) throws {
+                socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(port).bigEndian)
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                guard connected == 0 else { close(socket); throw POSIXError(.ECONNREFUSED) }
             }
-            guard connected == 0 else { close(socket); throw POSIXError(.ECONNREFUSED) }
-        }
 
-        deinit { close(socket) }
+            deinit { close(socket) }
 
-        func send(_ bytes: [UInt8]) throws {
-            var sent = 0
-            while sent < bytes.count {
-                let count = bytes[sent...].withUnsafeBytes { Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                guard count > 0 else { throw POSIXError(.EPIPE) }
-                sent += count
-            }
-        }
-
-        /// Everything the server sends until it closes the connection or `limit` seconds pass.
-        func receiveResponse(limit: Int = 20) -> String {
-            var timeout = timeval(tv_sec: limit, tv_usec: 0)
-            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var received: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-                guard count > 0 else { break }
-                received += buffer[..<count]
-                // One response is enough: stop once the JSON body is complete.
-                let text = String(decoding: received, as: UTF8.self)
-                if let end = text.range(of: "\r\n\r\n"), let length = Self.contentLength(text[..<end.lowerBound]),
-                   received.count >= text[..<end.upperBound].utf8.count + length {
-                    break
+            func send(_ bytes: [UInt8]) throws {
+                var sent = 0
+                while sent < bytes.count {
+                    let count = bytes[sent...].withUnsafeBytes { Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    guard count > 0 else { throw POSIXError(.EPIPE) }
+                    sent += count
                 }
             }
-            return String(decoding: received, as: UTF8.self)
+
+            /// Everything the server sends until it closes the connection or `limit` seconds pass.
+            func receiveResponse(limit: Int = 20) -> String {
+                var timeout = timeval(tv_sec: limit, tv_usec: 0)
+                setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                var received: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+                    guard count > 0 else { break }
+                    received += buffer[..<count]
+                    // One response is enough: stop once the JSON body is complete.
+                    let text = String(decoding: received, as: UTF8.self)
+                    if let end = text.range(of: "\r\n\r\n"), let length = Self.contentLength(text[..<end.lowerBound]),
+                       received.count >= text[..<end.upperBound].utf8.count + length {
+                        break
+                    }
+                }
+                return String(decoding: received, as: UTF8.self)
+            }
+
+            static func contentLength(_ head: Substring) -> Int? {
+                head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+            }
         }
 
-        static func contentLength(_ head: Substring) -> Int? {
-            head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+        func upload(_ url: String, name: String, token: String, bytes: [UInt8]) async throws -> (Int, String, HTTPURLResponse?) {
+            var request = URLRequest(url: URL(string: "\(url)/v0/b/spots/o/\(name)")!)
+            request.httpMethod = "PUT"
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (data, response) = try await URLSession.shared.upload(for: request, from: Data(bytes))
+            let http = response as? HTTPURLResponse
+            return (http?.statusCode ?? 0, String(decoding: data, as: UTF8.self), http)
         }
-    }
 
-    func upload(_ url: String, name: String, token: String, bytes: [UInt8]) async throws -> (Int, String, HTTPURLResponse?) {
-        var request = URLRequest(url: URL(string: "\(url)/v0/b/spots/o/\(name)")!)
-        request.httpMethod = "PUT"
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let (data, response) = try await URLSession.shared.upload(for: request, from: Data(bytes))
-        let http = response as? HTTPURLResponse
-        return (http?.statusCode ?? 0, String(decoding: data, as: UTF8.self), http)
-    }
-
-    func metric(_ url: String, _ name: String) async -> Double? {
-        guard let (data, _) = try? await URLSession.shared.data(from: URL(string: "\(url)/metrics")!) else { return nil }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name + " ") }
-            .flatMap { Double($0.split(separator: " ")[1]) }
-    }
-
-    /// Polls `condition` every 50 ms until it holds (`true`) or `seconds` pass (`false`).
-    func eventually(within seconds: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
+        func metric(_ url: String, _ name: String) async -> Double? {
+            guard let (data, _) = try? await URLSession.shared.data(from: URL(string: "\(url)/metrics")!) else { return nil }
+            return String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                .flatMap { Double($0.split(separator: " ")[1]) }
         }
-        return try await condition()
-    }
 
-    @Test func sigtermDrainsUploadsRefusesNewOnesAndExitsZero() async throws {
-        let root = NSTemporaryDirectory() + "spotstore-shutdown-\(UUID().uuidString)"
-        let store = root + "/storage"
-        let added = try BinaryTests.run(["users", "add", "alice", "--store", store])
-        #expect(added.status == 0)
-        let token = try #require(added.stdout.split(separator: "\n").last.map(String.init))
-        let logPath = root + "/server.log"
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let (server, url) = try await BinaryTests.startServer(store: store, arguments: ["--log-level", "info"], log: log)
-        defer { if server.isRunning { server.terminate() } }
-        let port = try #require(Int(url.split(separator: ":").last!))
-        let photo = try fixture("geotagged/paris.jpg")
-
-        // A slow upload: the head and half the body now, the rest after SIGTERM.
-        let slow = try RawConnection(port: port)
-        let head = "PUT /v0/b/spots/o/slow%2Fparis.jpg HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n"
-            + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\nX-Request-Id: slow-upload-1\r\n\r\n"
-        try slow.send(Array(head.utf8) + photo[..<(photo.count / 2)])
-        #expect(await eventually(within: 10) { await metric(url, "spotstore_uploads_in_flight") == 1 }, "the slow upload is in flight")
-
-        kill(server.processIdentifier, SIGTERM)
-        var refused: (Int, String, HTTPURLResponse?) = (0, "", nil)
-        let refusedInTime = try await eventually(within: 10) {
-            refused = try await upload(url, name: "late%2Fparis.jpg", token: token, bytes: photo)
-            return refused.0 == 503
+        /// Polls `condition` every 50 ms until it holds (`true`) or `seconds` pass (`false`).
+        func eventually(within seconds: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while ContinuousClock.now < deadline {
+                if try await condition() { return true }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return try await condition()
         }
-        #expect(refusedInTime, "a new upload gets 503 while draining (last: \(refused.0) \(refused.1))")
-        #expect(refused.1.contains("shutting down"))
-        #expect(refused.2?.value(forHTTPHeaderField: "Retry-After") != nil)
-        #expect(server.isRunning, "the server waits for the slow upload")
-        let (_, health) = try await URLSession.shared.data(from: URL(string: "\(url)/healthz")!)
-        #expect((health as? HTTPURLResponse)?.statusCode == 200, "GETs are still served while draining")
 
-        try slow.send(Array(photo[(photo.count / 2)...]))
-        let response = slow.receiveResponse()
-        #expect(response.hasPrefix("HTTP/1.1 200"), "the in-flight upload completes: \(response.prefix(300))")
-        #expect(response.contains("slow/paris.jpg"))
+        @Test func sigtermDrainsUploadsRefusesNewOnesAndExitsZero() async throws {
+            let root = NSTemporaryDirectory() + "spotstore-shutdown-\(UUID().uuidString)"
+            let store = root + "/storage"
+            let added = try BinaryTests.run(["users", "add", "alice", "--store", store])
+            #expect(added.status == 0)
+            let token = try #require(added.stdout.split(separator: "\n").last.map(String.init))
+            let logPath = root + "/server.log"
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            let (server, url) = try await BinaryTests.startServer(store: store, arguments: ["--log-level", "info"], log: log)
+            defer { if server.isRunning { server.terminate() } }
+            let port = try #require(Int(url.split(separator: ":").last!))
+            let photo = try fixture("geotagged/paris.jpg")
 
-        #expect(await eventually(within: 20) { !server.isRunning }, "the server exits after the drain")
-        #expect(!server.isRunning)
-        if !server.isRunning {
-            #expect(server.terminationReason == .exit && server.terminationStatus == 0)
+            // A slow upload: the head and half the body now, the rest after SIGTERM.
+            let slow = try RawConnection(port: port)
+            let head = "PUT /v0/b/spots/o/slow%2Fparis.jpg HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\nX-Request-Id: slow-upload-1\r\n\r\n"
+            try slow.send(Array(head.utf8) + photo[..<(photo.count / 2)])
+            #expect(await eventually(within: 10) { await metric(url, "spotstore_uploads_in_flight") == 1 }, "the slow upload is in flight")
+
+            kill(server.processIdentifier, SIGTERM)
+            var refused: (Int, String, HTTPURLResponse?) = (0, "", nil)
+            let refusedInTime = try await eventually(within: 10) {
+                refused = try await upload(url, name: "late%2Fparis.jpg", token: token, bytes: photo)
+                return refused.0 == 503
+            }
+            #expect(refusedInTime, "a new upload gets 503 while draining (last: \(refused.0) \(refused.1))")
+            #expect(refused.1.contains("shutting down"))
+            #expect(refused.2?.value(forHTTPHeaderField: "Retry-After") != nil)
+            #expect(server.isRunning, "the server waits for the slow upload")
+            let (_, health) = try await URLSession.shared.data(from: URL(string: "\(url)/healthz")!)
+            #expect((health as? HTTPURLResponse)?.statusCode == 200, "GETs are still served while draining")
+
+            try slow.send(Array(photo[(photo.count / 2)...]))
+            let response = slow.receiveResponse()
+            #expect(response.hasPrefix("HTTP/1.1 200"), "the in-flight upload completes: \(response.prefix(300))")
+            #expect(response.contains("slow/paris.jpg"))
+
+            #expect(await eventually(within: 20) { !server.isRunning }, "the server exits after the drain")
+            #expect(!server.isRunning)
+            if !server.isRunning {
+                #expect(server.terminationReason == .exit && server.terminationStatus == 0)
+            }
+            try log.close()
+
+            // The log: one line per request, each with its request id; the drain is logged.
+            let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
+            let requestLines = lines.filter { $0.contains(" request") && $0.contains("route=") }
+            #expect(!requestLines.isEmpty)
+            #expect(requestLines.allSatisfy { $0.contains("request_id=") }, "\(requestLines.filter { !$0.contains("request_id=") })")
+            #expect(requestLines.contains { $0.contains("request_id=slow-upload-1") && $0.contains("status=200") && $0.contains("method=PUT") })
+            #expect(lines.contains { $0.contains("new uploads get 503") })
+
+            // After a restart the accepted upload is there and the refused one is not.
+            let (again, againURL) = try await BinaryTests.startServer(store: store)
+            defer { again.terminate() }
+            var get = URLRequest(url: URL(string: "\(againURL)/v0/b/spots/o/slow%2Fparis.jpg?alt=media")!)
+            get.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (stored, _) = try await URLSession.shared.data(for: get)
+            #expect([UInt8](stored) == photo)
+            var late = URLRequest(url: URL(string: "\(againURL)/v0/b/spots/o/late%2Fparis.jpg")!)
+            late.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (_, lateResponse) = try await URLSession.shared.data(for: late)
+            #expect((lateResponse as? HTTPURLResponse)?.statusCode == 404)
         }
-        try log.close()
-
-        // The log: one line per request, each with its request id; the drain is logged.
-        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n")
-        let requestLines = lines.filter { $0.contains(" request") && $0.contains("route=") }
-        #expect(!requestLines.isEmpty)
-        #expect(requestLines.allSatisfy { $0.contains("request_id=") }, "\(requestLines.filter { !$0.contains("request_id=") })")
-        #expect(requestLines.contains { $0.contains("request_id=slow-upload-1") && $0.contains("status=200") && $0.contains("method=PUT") })
-        #expect(lines.contains { $0.contains("new uploads get 503") })
-
-        // After a restart the accepted upload is there and the refused one is not.
-        let (again, againURL) = try await BinaryTests.startServer(store: store)
-        defer { again.terminate() }
-        var get = URLRequest(url: URL(string: "\(againURL)/v0/b/spots/o/slow%2Fparis.jpg?alt=media")!)
-        get.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let (stored, _) = try await URLSession.shared.data(for: get)
-        #expect([UInt8](stored) == photo)
-        var late = URLRequest(url: URL(string: "\(againURL)/v0/b/spots/o/late%2Fparis.jpg")!)
-        late.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let (_, lateResponse) = try await URLSession.shared.data(for: late)
-        #expect((lateResponse as? HTTPURLResponse)?.statusCode == 404)
     }
 }
