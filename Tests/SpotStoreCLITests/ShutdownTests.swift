@@ -111,9 +111,12 @@ extension BinaryTests {
             #expect(await eventually(within: 10) { await metric(url, "spotstore_uploads_in_flight") == 1 }, "the slow upload is in flight")
 
             kill(server.processIdentifier, SIGTERM)
+            // Attempts made before the signal is handled are still accepted, so each has its own name.
             var refused: (Int, String, HTTPURLResponse?) = (0, "", nil)
+            var attempt = 0
             let refusedInTime = try await eventually(within: 10) {
-                refused = try await upload(url, name: "late%2Fparis.jpg", token: token, bytes: photo)
+                attempt += 1
+                refused = try await upload(url, name: "late-\(attempt)%2Fparis.jpg", token: token, bytes: photo)
                 return refused.0 == 503
             }
             #expect(refusedInTime, "a new upload gets 503 while draining (last: \(refused.0) \(refused.1))")
@@ -150,7 +153,7 @@ extension BinaryTests {
             get.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
             let (stored, _) = try await URLSession.shared.data(for: get)
             #expect([UInt8](stored) == photo)
-            var late = URLRequest(url: URL(string: "\(againURL)/v0/b/spots/o/late%2Fparis.jpg")!)
+            var late = URLRequest(url: URL(string: "\(againURL)/v0/b/spots/o/late-\(attempt)%2Fparis.jpg")!)
             late.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
             let (_, lateResponse) = try await URLSession.shared.data(for: late)
             #expect((lateResponse as? HTTPURLResponse)?.statusCode == 404)
