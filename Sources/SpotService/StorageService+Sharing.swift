@@ -113,8 +113,7 @@ extension StorageService {
     func download(of object: StoredObject, spot: SpotState?, for user: User?) async throws -> Download {
         try await refuseIfDamaged(object.digest, of: object.path.description)
         let original = Download(digest: object.digest, size: object.size, contentType: object.contentType)
-        let isImage = ImageFormat.allCases.contains { $0.contentType == object.contentType }
-        guard isImage, !Self.seesPosition(of: spot, user) else { return original }
+        guard ImageFormat(contentType: object.contentType) != nil, !Self.seesPosition(of: spot, user) else { return original }
         if let free = try await catalog.locationFreeDigest(of: object.digest), let size = try await blobs.size(of: free) {
             return Download(digest: free, size: size, contentType: object.contentType)
         }

@@ -326,8 +326,7 @@ public struct StorageService: Sendable {
     ) async throws -> StoredObject {
         let format = ImageSniffer.format(of: staged.head)
         // The bytes decide; a claim to be an image format they are not is not believed.
-        let claimsImage = ImageFormat.allCases.contains { $0.contentType == claimedType }
-        let contentType = format?.contentType ?? (claimsImage ? "application/octet-stream" : claimedType)
+        let contentType = format?.contentType ?? (ImageFormat(contentType: claimedType) != nil ? "application/octet-stream" : claimedType)
         let judged = staged.size == 0 ? "empty" : contentType
         if let refusal = limits.refusal(size: nil, contentType: judged, spot: nil, isNewObject: false) { throw refusal }
         var received = request

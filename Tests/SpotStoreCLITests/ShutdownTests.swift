@@ -79,16 +79,6 @@ extension BinaryTests {
                 .flatMap { Double($0.split(separator: " ")[1]) }
         }
 
-        /// Polls `condition` every 50 ms until it holds (`true`) or `seconds` pass (`false`).
-        func eventually(within seconds: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
-            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-            while ContinuousClock.now < deadline {
-                if try await condition() { return true }
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-            return try await condition()
-        }
-
         @Test func sigtermDrainsUploadsRefusesNewOnesAndExitsZero() async throws {
             let root = NSTemporaryDirectory() + "spotstore-shutdown-\(UUID().uuidString)"
             let store = root + "/storage"
@@ -108,13 +98,14 @@ extension BinaryTests {
             let head = "PUT /v0/b/spots/o/slow%2Fparis.jpg HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n"
                 + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\nX-Request-Id: slow-upload-1\r\n\r\n"
             try slow.send(Array(head.utf8) + photo[..<(photo.count / 2)])
-            #expect(await eventually(within: 10) { await metric(url, "spotstore_uploads_in_flight") == 1 }, "the slow upload is in flight")
+            let inFlight = try await RulesCommandTests.eventually(within: .seconds(10)) { await metric(url, "spotstore_uploads_in_flight") == 1 }
+            #expect(inFlight, "the slow upload is in flight")
 
             kill(server.processIdentifier, SIGTERM)
             // Attempts made before the signal is handled are still accepted, so each has its own name.
             var refused: (Int, String, HTTPURLResponse?) = (0, "", nil)
             var attempt = 0
-            let refusedInTime = try await eventually(within: 10) {
+            let refusedInTime = try await RulesCommandTests.eventually(within: .seconds(10)) {
                 attempt += 1
                 refused = try await upload(url, name: "late-\(attempt)%2Fparis.jpg", token: token, bytes: photo)
                 return refused.0 == 503
@@ -131,7 +122,8 @@ extension BinaryTests {
             #expect(response.hasPrefix("HTTP/1.1 200"), "the in-flight upload completes: \(response.prefix(300))")
             #expect(response.contains("slow/paris.jpg"))
 
-            #expect(await eventually(within: 20) { !server.isRunning }, "the server exits after the drain")
+            let exited = try await RulesCommandTests.eventually(within: .seconds(20)) { !server.isRunning }
+            #expect(exited, "the server exits after the drain")
             #expect(!server.isRunning)
             if !server.isRunning {
                 #expect(server.terminationReason == .exit && server.terminationStatus == 0)
