@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         .target(name: "SpotCore"),
@@ -62,10 +63,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "SpotCoreTests", dependencies: ["SpotCore"]),
+        .testTarget(
+            name: "SpotCoreTests",
+            dependencies: ["SpotCore", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService"]),
-        .testTarget(name: "CatalogsTests", dependencies: ["Catalogs", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "CatalogsTests",
+            dependencies: [
+                "Catalogs", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
         .testTarget(name: "AccessTests", dependencies: ["Access", "SpotCore"]),
         .testTarget(
             name: "GeocoderTests",
