@@ -54,7 +54,7 @@ extension SQLiteCatalog {
     }
 
     public func repairIssues() async throws -> Int {
-        try await dbWriter.write { db in
+        try await write { db in
             var fixed = 0
             for (issue, repair) in try Self.issues(db) where issue.repairable {
                 try repair?(db)
@@ -65,7 +65,7 @@ extension SQLiteCatalog {
     }
 
     public func markDamaged(_ digest: Digest, reason: String) async throws {
-        try await dbWriter.write { db in
+        try await write { db in
             try DamagedBlobRecord(digest: digest.hex, reason: reason, markedAt: Date()).upsert(db)
         }
     }
@@ -76,7 +76,7 @@ extension SQLiteCatalog {
 
     @discardableResult
     public func clearDamage(of digest: Digest) async throws -> Bool {
-        try await dbWriter.write { db in try DamagedBlobRecord.deleteOne(db, key: digest.hex) }
+        try await write { db in try DamagedBlobRecord.deleteOne(db, key: digest.hex) }
     }
 
     public func statistics() async throws -> CatalogStatistics {

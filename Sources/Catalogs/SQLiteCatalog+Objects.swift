@@ -64,7 +64,7 @@ extension SQLiteCatalog {
     /// spot (when it has a spot row) is brought up to date, and so is that of every spot
     /// showing the same bytes when their photo metadata changed.
     public func commit(_ object: NewObject, spotLimit: Int?) async throws -> StoredObject {
-        try await dbWriter.write { db in
+        try await write { db in
             let now = Date()
             let existing = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(object.path))
             if let spotId = object.path.topFolder {
@@ -109,7 +109,7 @@ extension SQLiteCatalog {
     /// with its owner and overrides, its derived location brought up to date in the same
     /// transaction.
     public func removeObject(at path: ObjectPath) async throws -> StoredObject? {
-        try await dbWriter.write { db in
+        try await write { db in
             guard let stored = try Self.fetchObject(at: path, db) else { return nil }
             try ObjectRecord.deleteOne(db, key: ObjectRecord.key(path))
             if let spotId = path.topFolder {

@@ -7,7 +7,7 @@ extension SQLiteCatalog {
     /// when there is no object there.
     /// - Throws: `SpotError(.conflict)` when a token with this digest exists already.
     public func addDownloadToken(_ digest: Digest, to path: ObjectPath) async throws -> DownloadToken? {
-        try await dbWriter.write { db in
+        try await write { db in
             guard let objectId = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path))?.id else { return nil }
             let record = DownloadTokenRecord(digest: digest.hex, objectId: objectId, createdAt: Date())
             do {
@@ -30,7 +30,7 @@ extension SQLiteCatalog {
 
     /// Revokes the download token `id` of the object at `path`; `false` when there is no such token.
     public func revokeDownloadToken(_ id: String, of path: ObjectPath) async throws -> Bool {
-        try await dbWriter.write { db in
+        try await write { db in
             guard let objectId = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path))?.id,
                   let record = try Self.downloadTokenRecords(of: objectId, db).first(where: { $0.token.id == id })
             else { return false }
@@ -62,7 +62,7 @@ extension SQLiteCatalog {
 
     /// Records that blob `free` is `digest` without GPS (replacing an earlier record).
     public func setLocationFreeDigest(_ free: Digest, of digest: Digest) async throws {
-        try await dbWriter.write { db in
+        try await write { db in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO locationFreeBlobs (digest, freeDigest) VALUES (?, ?)", arguments: [digest.hex, free.hex])
         }

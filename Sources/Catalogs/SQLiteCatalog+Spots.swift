@@ -27,7 +27,7 @@ extension SQLiteCatalog {
     ///   does not exist.
     public func updateSpot(bucket: String, id: String, changes: SpotChanges) async throws -> SpotDetails {
         let edit = try SpotEdit(changes)
-        return try await dbWriter.write { db in
+        return try await write { db in
             guard var spot = try SpotRecord.fetchOne(db, key: SpotRecord.key(bucket: bucket, id: id)) else {
                 throw SpotError(.notFound, "there is no spot \(bucket)/\(id)")
             }

@@ -9,7 +9,7 @@ extension SQLiteCatalog {
     /// - Throws: `SpotError(.conflict)` when the uid exists, or when another user already
     ///   has a token with this digest; nothing is written then.
     public func addUser(_ uid: String, tokenDigest: Digest) async throws -> User {
-        try await dbWriter.write { db in
+        try await write { db in
             let now = Date()
             do {
                 try UserRecord(uid: uid, createdAt: now).insert(db)
@@ -29,7 +29,7 @@ extension SQLiteCatalog {
     /// - Throws: `SpotError(.conflict)` when a token with this digest exists already, for
     ///   this user or another.
     public func addToken(for uid: String, tokenDigest: Digest) async throws -> Bool {
-        try await dbWriter.write { db in
+        try await write { db in
             guard try UserRecord.exists(db, key: uid) else { return false }
             try Self.insertToken(tokenDigest, for: uid, at: Date(), db)
             return true
@@ -58,7 +58,7 @@ extension SQLiteCatalog {
     /// Sets (or, with a `nil` value, removes) claims of `uid` and returns the user, or `nil`
     /// when there is no such user. Keys and values are stored as given.
     public func updateClaims(of uid: String, _ changes: [String: String?]) async throws -> User? {
-        try await dbWriter.write { db in
+        try await write { db in
             guard try UserRecord.exists(db, key: uid) else { return nil }
             for (key, value) in changes {
                 if let value {
@@ -74,7 +74,7 @@ extension SQLiteCatalog {
     /// Deletes every token of `uid`; its objects and spots stay. Returns `false` when there
     /// is no such user, `true` otherwise (also when it had no token left).
     public func revokeTokens(of uid: String) async throws -> Bool {
-        try await dbWriter.write { db in
+        try await write { db in
             guard try UserRecord.exists(db, key: uid) else { return false }
             try TokenRecord.filter(Column("uid") == uid).deleteAll(db)
             return true

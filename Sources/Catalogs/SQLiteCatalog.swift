@@ -43,6 +43,17 @@ public struct SQLiteCatalog: Catalog {
         try SQLiteCatalog(DatabaseQueue(configuration: makeConfiguration()))
     }
 
+    /// Runs `updates` in one write transaction.
+    /// - Throws: `SpotError(.insufficientStorage)` when the disk is too full for SQLite to
+    ///   commit (nothing of the transaction is kept); any other error of `updates` or SQLite.
+    func write<T: Sendable>(_ updates: @Sendable @escaping (Database) throws -> T) async throws -> T {
+        do {
+            return try await dbWriter.write(updates)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+            throw SpotError(.insufficientStorage, "the catalog cannot grow: the store's disk is full; free space and retry")
+        }
+    }
+
     /// The connection settings every catalog connection uses.
     static func makeConfiguration() -> Configuration {
         var config = Configuration()

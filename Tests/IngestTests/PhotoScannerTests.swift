@@ -2,6 +2,7 @@ import Foundation
 import Ingest
 import SpotCore
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -319,18 +320,6 @@ import Darwin
             #expect(photo.size == Int64(3 * PhotoScanner.chunkSize + 12_345 + 1))
         }
     }
-}
-
-/// `count` random bytes (8 at a time, fast even in a debug build).
-func randomBytes(_ count: Int) -> [UInt8] {
-    var generator = SystemRandomNumberGenerator()
-    var bytes = [UInt8](repeating: 0, count: count)
-    bytes.withUnsafeMutableBytes { raw in
-        for index in stride(from: 0, to: raw.count - 7, by: 8) {
-            raw.storeBytes(of: generator.next(), toByteOffset: index, as: UInt64.self)
-        }
-    }
-    return bytes
 }
 
 /// Paths collected from any thread.

@@ -21,3 +21,15 @@ public struct SeededGenerator: RandomNumberGenerator {
         return (asin(z) * 180 / Double.pi, Double.random(in: -180..<180, using: &self))
     }
 }
+
+/// `count` random bytes (8 at a time, fast even in a debug build).
+public func randomBytes(_ count: Int) -> [UInt8] {
+    var generator = SystemRandomNumberGenerator()
+    var bytes = [UInt8](repeating: 0, count: count)
+    bytes.withUnsafeMutableBytes { raw in
+        for index in stride(from: 0, to: raw.count - 7, by: 8) {
+            raw.storeBytes(of: generator.next(), toByteOffset: index, as: UInt64.self)
+        }
+    }
+    return bytes
+}
