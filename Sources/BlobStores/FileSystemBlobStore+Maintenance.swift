@@ -39,6 +39,10 @@ extension FileSystemBlobStore {
 
     public func location(of digest: Digest) -> String { path(of: digest) }
 
+    public func removeInterruptedWrites() throws -> Int {
+        try FileManager.default.removeContents(ofDirectory: incomingPath)
+    }
+
     /// Renames the blob to `quarantineRoot/<hex>` (`<hex>.1`, `.2`… when taken) and fsyncs both directories.
     public func quarantine(_ digest: Digest) async throws -> String? {
         let source = path(of: digest)

@@ -6,16 +6,20 @@ import Darwin
 import Foundation
 import SpotCore
 
-/// Blobs as files under `root/sha256/ab/cd/<hex>`, written durably (temp file in the
-/// same file system, fsync, rename, fsync of the directory) and never modified in place.
+/// Blobs as files under `root/sha256/ab/cd/<hex>`, written durably (temp file in
+/// `root/incoming/`, fsync, rename, fsync of the directory) and never modified in place.
 public struct FileSystemBlobStore: BlobStore {
-    /// The directory holding `sha256/`.
+    /// The directory holding `sha256/` and `incoming/`.
     public let root: String
 
-    /// Creates `root` if needed.
+    /// Where blobs are written before they are renamed into place; a crash can leave
+    /// files here, never among the blobs.
+    var incomingPath: String { "\(root)/incoming" }
+
+    /// Creates `root` and `root/incoming` if needed.
     public init(root: String) throws {
         self.root = root
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: "\(root)/incoming", withIntermediateDirectories: true)
     }
 
     /// Where the blob `digest` lives (whether or not it exists).
@@ -93,9 +97,9 @@ public struct FileSystemBlobStore: BlobStore {
         return directory
     }
 
-    /// Writes to a unique temp name beside `destination`, fsyncs, renames, fsyncs the directory.
+    /// Writes to a unique temp file in `incoming/`, fsyncs, renames, fsyncs the directory.
     private func writeDurably(_ bytes: [UInt8], to destination: String, directory: String) throws {
-        let temp = "\(destination).\(UUID().uuidString).tmp"
+        let temp = "\(incomingPath)/\(UUID().uuidString).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SpotError.fromErrno("cannot create \(temp)") }
         var written = 0

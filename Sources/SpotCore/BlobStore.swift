@@ -33,6 +33,10 @@ public protocol BlobStore: Sendable {
     /// listing runs may or may not be in it.
     func inventory() async throws -> BlobInventory
 
+    /// Removes what writes cut short by a crash left behind and returns how many files that
+    /// was. Only safe when nothing else is writing to the store.
+    func removeInterruptedWrites() throws -> Int
+
     /// Where the blob `digest` lives (or would), for messages to operators.
     func location(of digest: Digest) -> String
 

@@ -60,15 +60,12 @@ public struct StorageService: Sendable {
         self.imageWork = OffPoolRunner(width: configuration.imageWorkers)
     }
 
-    /// Removes every leftover upload from the temporary directory (call once at start,
-    /// before serving). Returns how many files were removed.
+    /// Removes every leftover of writes a crash cut short: uploads in the temporary
+    /// directory and blobs half written by the blob store (call once at start, before
+    /// serving). Returns how many files were removed.
     @discardableResult
     public func sweepTemporaryFiles() throws -> Int {
-        let names = try FileManager.default.contentsOfDirectory(atPath: configuration.temporaryDirectory)
-        for name in names {
-            try FileManager.default.removeItem(atPath: "\(configuration.temporaryDirectory)/\(name)")
-        }
-        return names.count
+        try FileManager.default.removeContents(ofDirectory: configuration.temporaryDirectory) + blobs.removeInterruptedWrites()
     }
 
     // MARK: Users

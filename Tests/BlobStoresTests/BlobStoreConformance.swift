@@ -76,6 +76,7 @@ import Testing
         #expect(FileManager.default.contents(atPath: expected) == Data(bytes))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: (expected as NSString).deletingLastPathComponent)
         #expect(leftovers == [hex], "no temp files remain beside the blob")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(root)/incoming").isEmpty, "nor in incoming/")
     }
 }
 

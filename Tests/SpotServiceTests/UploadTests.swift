@@ -187,7 +187,9 @@ import TestSupport
     @Test func startSweepsLeftoverTempFiles() async throws {
         let store = try TestStore()
         FileManager.default.createFile(atPath: "\(store.root)/tmp/upload-crashed", contents: Data([1, 2, 3]))
-        #expect(try store.service.sweepTemporaryFiles() == 1)
+        FileManager.default.createFile(atPath: "\(store.root)/blobs/incoming/thumbnail-crashed.tmp", contents: Data([4, 5]))
+        #expect(try store.service.sweepTemporaryFiles() == 2)
         #expect(try store.temporaryFiles().isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(store.root)/blobs/incoming").isEmpty)
     }
 }
