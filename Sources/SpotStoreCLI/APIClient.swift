@@ -63,6 +63,16 @@ struct APIClient {
         return "\(baseURL)/v0/b/\(bucket)/o/\(ObjectPath.urlSegment(name))\(query.isEmpty ? "" : "?" + query)"
     }
 
+    /// The HTTP client of every client command: the shared client's settings, except that a
+    /// connection the server refuses fails its request at once (the server is not running)
+    /// rather than being retried for up to 90 s.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     /// Sends a request and returns the response after checking its status.
     func send(_ method: HTTPMethod, _ url: String, body: HTTPClientRequest.Body? = nil, contentType: String? = nil) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: url)
@@ -72,7 +82,7 @@ struct APIClient {
         if let body { request.body = body }
         let response: HTTPClientResponse
         do {
-            response = try await HTTPClient.shared.execute(request, timeout: .minutes(30))
+            response = try await Self.http.execute(request, timeout: .minutes(30))
         } catch {
             throw SpotError(.internal, "cannot reach \(baseURL): \(error) (is `spotstore serve` running? set --server)")
         }
