@@ -73,6 +73,7 @@ public enum SpotServer {
     ) -> some ApplicationProtocol {
         Application(
             router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ExpectContinueHandler()])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "spotstore"),
             logger: logger)
     }
