@@ -11,7 +11,7 @@ extension SpotStoreCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the HTTP service on a local store.",
             discussion: """
-                Stops gracefully on SIGTERM or SIGINT: new uploads get 503 while in-flight ones finish (up to 30 s; \
+                Stops gracefully on SIGTERM or SIGINT: new uploads get 503 while in-flight ones finish (up to --drain-timeout, 30 s by default; \
                 downloads are still served), then it exits. Leftover temp files of a previous run are removed at start. \
                 Every request is logged at info with its request id (X-Request-Id, echoed in the response); \
                 GET /metrics (no token) gives Prometheus metrics.
@@ -37,12 +37,16 @@ extension SpotStoreCommand {
         @Option(help: ArgumentHelp("Failed sign-ins a client address may make per minute before it gets 429.", valueName: "count"))
         var maxFailedAuth: Int = 20
 
+        @Option(help: ArgumentHelp("How long SIGTERM lets in-flight uploads finish before the server stops anyway (like 30s or 2m).", valueName: "duration"))
+        var drainTimeout: String = "30s"
+
         @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
         var logLevel: String = "info"
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
             guard maxFailedAuth >= 1 else { throw ValidationError("--max-failed-auth must be at least 1") }
+            _ = try parseDuration(drainTimeout)
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
         }
 
@@ -60,7 +64,10 @@ extension SpotStoreCommand {
             if swept > 0 { logger.notice("removed leftover temp files", metadata: ["count": "\(swept)"]) }
             logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])
             try await SpotServer.serve(
-                service: service, configuration: .init(host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth),
+                service: service,
+                configuration: .init(
+                    host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
+                    uploadDrainTimeout: .milliseconds(Int64(try parseDuration(drainTimeout) * 1000))),
                 logger: logger)
         }
 

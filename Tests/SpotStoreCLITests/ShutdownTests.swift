@@ -150,5 +150,47 @@ extension BinaryTests {
             let (_, lateResponse) = try await URLSession.shared.data(for: late)
             #expect((lateResponse as? HTTPURLResponse)?.statusCode == 404)
         }
+    
+
+
+        @Test func drainTimeoutStopsTheServerWithAnUploadStillInFlight() async throws {
+            let root = NSTemporaryDirectory() + "spotstore-drain-\(UUID().uuidString)"
+            let store = root + "/storage"
+            let added = try BinaryTests.run(["users", "add", "alice", "--store", store])
+            let token = try #require(added.stdout.split(separator: "\n").last.map(String.init))
+            let logPath = root + "/server.log"
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            let (server, url) = try await BinaryTests.startServer(store: store, arguments: ["--drain-timeout", "2s"], log: log)
+            defer { if server.isRunning { server.terminate() } }
+            let port = try #require(Int(url.split(separator: ":").last!))
+            let photo = try fixture("geotagged/paris.jpg")
+
+            // An upload that never finishes: half its body, then silence.
+            let stuck = try RawConnection(port: port)
+            let head = "PUT /v0/b/spots/o/stuck%2Fparis.jpg HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\n\r\n"
+            try stuck.send(Array(head.utf8) + photo[..<(photo.count / 2)])
+            let inFlight = try await RulesCommandTests.eventually(within: .seconds(10)) { await metric(url, "spotstore_uploads_in_flight") == 1 }
+            #expect(inFlight)
+
+            let signalled = ContinuousClock.now
+            kill(server.processIdentifier, SIGTERM)
+            let exited = try await RulesCommandTests.eventually(within: .seconds(30)) { !server.isRunning }
+            #expect(exited, "the server stops after the drain timeout even though the upload never finished")
+            #expect(ContinuousClock.now - signalled >= .seconds(2), "it waited for the upload first")
+            try log.close()
+            let text = try String(contentsOfFile: logPath, encoding: .utf8)
+            #expect(text.contains("1 upload(s) still in flight after 2.0 seconds"), "\(text.suffix(800))")
+
+            // The cut-off upload left nothing visible, and its temp file is swept at the next start.
+            let (again, againURL) = try await BinaryTests.startServer(store: store)
+            defer { again.terminate() }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: store + "/tmp").isEmpty)
+            var get = URLRequest(url: URL(string: "\(againURL)/v0/b/spots/o/stuck%2Fparis.jpg")!)
+            get.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (_, response) = try await URLSession.shared.data(for: get)
+            #expect((response as? HTTPURLResponse)?.statusCode == 404)
+        }
     }
 }
