@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 import SpotCore
 
 /// Turns every error into `{"error":{"code":…,"message":…}}` with the right status — the
@@ -24,6 +25,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.error("internal error", metadata: ["error": "\(error.message)", "path": "\(request.uri.path)"])
             }
             return Self.response(status: Self.status(of: error.kind), message: error.message)
+        } catch let error as HTTPParserError {
+            // Broken framing (a bad chunk size, a body cut short by the client): the client's fault.
+            metrics?.recordRefusal("malformed")
+            return Self.response(status: .badRequest, message: "the request is not valid HTTP: \(error.debugDescription)")
         } catch let error as HTTPError {
             return Self.response(status: error.status, message: error.body ?? error.status.reasonPhrase)
         } catch {
