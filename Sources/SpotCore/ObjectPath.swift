@@ -13,8 +13,9 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     /// Validates `bucket` and `name`.
     /// - Throws: `SpotError(.badRequest)` naming the problem: an invalid bucket, an empty
-    ///   or overlong name, a leading or trailing `/`, an empty, `.` or `..` segment, or a
-    ///   control character (NUL included).
+    ///   or overlong name, a leading or trailing `/`, an empty, `.` or `..` segment, a
+    ///   control character (NUL included), or a `/` that a neighbouring mark joins into one
+    ///   character (`/` + U+0301).
     public init(bucket: String, name: String) throws(SpotError) {
         try Self.validate(bucket: bucket)
         let normalized = name.precomposedStringWithCanonicalMapping
@@ -24,6 +25,11 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
         }
         guard !normalized.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw SpotError(.badRequest, "the object name contains a control character (such as NUL)")
+        }
+        // The checks below read characters; SQLite, listings and file systems split bytes.
+        // They agree only when every '/' is a character of its own.
+        guard normalized.unicodeScalars.count(where: { $0 == "/" }) == normalized.count(where: { $0 == "/" }) else {
+            throw SpotError(.badRequest, "the object name has a '/' joined with a neighbouring mark (such as an accent) into one character")
         }
         guard !normalized.hasPrefix("/") else { throw SpotError(.badRequest, "the object name must not start with '/'") }
         guard !normalized.hasSuffix("/") else { throw SpotError(.badRequest, "the object name must not end with '/'") }
