@@ -91,9 +91,16 @@ public struct FileSystemBlobStore: BlobStore {
         guard unlink(path(of: digest)) == 0 || errno == ENOENT else { throw SpotError.fromErrno("cannot remove blob \(digest)") }
     }
 
+    /// Creates the shard directory of `destination` when missing, with its new entries in
+    /// `sha256/` and `sha256/ab/` fsynced so that a power cut cannot lose the directory
+    /// of a blob already reported stored; returns the directory.
     private func makeShardDirectory(for destination: String) throws -> String {
         let directory = String(destination[..<destination.lastIndex(of: "/")!])
+        guard !FileManager.default.fileExists(atPath: directory) else { return directory }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let parent = (directory as NSString).deletingLastPathComponent
+        try fsyncFile(at: parent)
+        try fsyncFile(at: (parent as NSString).deletingLastPathComponent)
         return directory
     }
 
