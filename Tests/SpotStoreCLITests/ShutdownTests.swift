@@ -79,7 +79,20 @@ extension BinaryTests {
                 .flatMap { Double($0.split(separator: " ")[1]) }
         }
 
-        @Test func sigtermDrainsUploadsRefusesNewOnesAndExitsZero() async throws {
+        /// A server on a new store (alice's token, log at info in a file) with one upload of
+        /// `spots/NAME/paris.jpg` in flight: its head and half its body sent.
+        struct HalfUpload {
+            let store: String
+            let server: Process
+            let url: String
+            let token: String
+            let logPath: String
+            let log: FileHandle
+            let connection: RawConnection
+            let photo: [UInt8]
+        }
+
+        func startWithHalfUpload(_ name: String, arguments: [String] = []) async throws -> HalfUpload {
             let root = NSTemporaryDirectory() + "spotstore-shutdown-\(UUID().uuidString)"
             let store = root + "/storage"
             let added = try BinaryTests.run(["users", "add", "alice", "--store", store])
@@ -88,18 +101,24 @@ extension BinaryTests {
             let logPath = root + "/server.log"
             FileManager.default.createFile(atPath: logPath, contents: nil)
             let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-            let (server, url) = try await BinaryTests.startServer(store: store, arguments: ["--log-level", "info"], log: log)
-            defer { if server.isRunning { server.terminate() } }
+            let (server, url) = try await BinaryTests.startServer(store: store, arguments: ["--log-level", "info"] + arguments, log: log)
             let port = try #require(Int(url.split(separator: ":").last!))
             let photo = try fixture("geotagged/paris.jpg")
-
-            // A slow upload: the head and half the body now, the rest after SIGTERM.
-            let slow = try RawConnection(port: port)
-            let head = "PUT /v0/b/spots/o/slow%2Fparis.jpg HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n"
-                + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\nX-Request-Id: slow-upload-1\r\n\r\n"
-            try slow.send(Array(head.utf8) + photo[..<(photo.count / 2)])
+            let connection = try RawConnection(port: port)
+            let head = "PUT /v0/b/spots/o/\(name)%2Fparis.jpg HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\nX-Request-Id: \(name)-upload-1\r\n\r\n"
+            try connection.send(Array(head.utf8) + photo[..<(photo.count / 2)])
             let inFlight = try await RulesCommandTests.eventually(within: .seconds(10)) { await metric(url, "spotstore_uploads_in_flight") == 1 }
-            #expect(inFlight, "the slow upload is in flight")
+            #expect(inFlight, "the upload is in flight")
+            return HalfUpload(store: store, server: server, url: url, token: token, logPath: logPath, log: log, connection: connection, photo: photo)
+        }
+
+        @Test func sigtermDrainsUploadsRefusesNewOnesAndExitsZero() async throws {
+            // A slow upload: the head and half the body now, the rest after SIGTERM.
+            let started = try await startWithHalfUpload("slow")
+            let (server, url, token, store, log, logPath, photo, slow) = (
+                started.server, started.url, started.token, started.store, started.log, started.logPath, started.photo, started.connection)
+            defer { if server.isRunning { server.terminate() } }
 
             kill(server.processIdentifier, SIGTERM)
             // Attempts made before the signal is handled are still accepted, so each has its own name.
@@ -154,25 +173,10 @@ extension BinaryTests {
 
 
         @Test func drainTimeoutStopsTheServerWithAnUploadStillInFlight() async throws {
-            let root = NSTemporaryDirectory() + "spotstore-drain-\(UUID().uuidString)"
-            let store = root + "/storage"
-            let added = try BinaryTests.run(["users", "add", "alice", "--store", store])
-            let token = try #require(added.stdout.split(separator: "\n").last.map(String.init))
-            let logPath = root + "/server.log"
-            FileManager.default.createFile(atPath: logPath, contents: nil)
-            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-            let (server, url) = try await BinaryTests.startServer(store: store, arguments: ["--drain-timeout", "2s"], log: log)
-            defer { if server.isRunning { server.terminate() } }
-            let port = try #require(Int(url.split(separator: ":").last!))
-            let photo = try fixture("geotagged/paris.jpg")
-
             // An upload that never finishes: half its body, then silence.
-            let stuck = try RawConnection(port: port)
-            let head = "PUT /v0/b/spots/o/stuck%2Fparis.jpg HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n"
-                + "Content-Type: image/jpeg\r\nContent-Length: \(photo.count)\r\n\r\n"
-            try stuck.send(Array(head.utf8) + photo[..<(photo.count / 2)])
-            let inFlight = try await RulesCommandTests.eventually(within: .seconds(10)) { await metric(url, "spotstore_uploads_in_flight") == 1 }
-            #expect(inFlight)
+            let started = try await startWithHalfUpload("stuck", arguments: ["--drain-timeout", "2s"])
+            let (server, token, store, log, logPath) = (started.server, started.token, started.store, started.log, started.logPath)
+            defer { if server.isRunning { server.terminate() } }
 
             let signalled = ContinuousClock.now
             kill(server.processIdentifier, SIGTERM)
