@@ -26,7 +26,7 @@ extension SQLiteCatalog {
     }
 
     public func blobReferences() async throws -> BlobReferences {
-        try await dbWriter.read { db in
+        try readNow { db in
             var references = BlobReferences()
             for row in try Row.fetchAll(db, sql: "SELECT bucket, name, digest, size FROM objects ORDER BY bucket, name") {
                 let path = "\(row["bucket"] as String)/\(row["name"] as String)"
@@ -50,7 +50,7 @@ extension SQLiteCatalog {
     }
 
     public func referenceIssues() async throws -> [CatalogIssue] {
-        try await dbWriter.read { db in try Self.issues(db).map(\.issue) }
+        try readNow { db in try Self.issues(db).map(\.issue) }
     }
 
     public func repairIssues() async throws -> Int {
@@ -71,7 +71,9 @@ extension SQLiteCatalog {
     }
 
     public func damage(of digest: Digest) async throws -> String? {
-        try await dbWriter.read { db in try DamagedBlobRecord.fetchOne(db, key: digest.hex)?.reason }
+        try readNow { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT reason FROM damagedBlobs WHERE digest = ?"), arguments: [digest.hex])
+        }
     }
 
     @discardableResult
@@ -80,7 +82,7 @@ extension SQLiteCatalog {
     }
 
     public func statistics() async throws -> CatalogStatistics {
-        try await dbWriter.read { db in
+        try readNow { db in
             let totals = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS bytes FROM objects")!
             // One size per digest: every object of a digest holds the same bytes.
             let unique = try Row.fetchOne(db, sql: """

@@ -14,7 +14,7 @@ extension SQLiteCatalog {
     ///   delimiter other than `/`, or a page token that is malformed or from another listing.
     public func list(_ query: ListQuery) async throws -> Listing {
         let plan = try ListingPlan(query)
-        return try await dbWriter.read { db in
+        return try readNow { db in
             let page = try plan.page { start, limit in
                 try Self.names(of: plan, from: start, limit: limit, db)
             }

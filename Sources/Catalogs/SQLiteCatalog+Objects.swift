@@ -8,22 +8,52 @@ extension SQLiteCatalog {
     ///
     /// A spot whose objects were all removed is still there, with a count of 0, and keeps its owner.
     public func spot(bucket: String, id: String) async throws -> SpotState? {
-        try await dbWriter.read { db in
-            guard let spot = try SpotRecord.fetchOne(db, key: SpotRecord.key(bucket: bucket, id: id)) else { return nil }
-            let count = try ObjectRecord.inSpot(bucket: bucket, id: id).fetchCount(db)
-            return SpotState(bucket: bucket, id: id, owner: spot.owner, objectCount: count, hidesLocation: spot.hidesLocation)
-        }
+        try readNow { db in try Self.spotState(bucket: bucket, id: id, db) }
     }
 
     /// The object at `path`, with the photo metadata and thumbnails of its blob, or `nil`.
     public func object(at path: ObjectPath) async throws -> StoredObject? {
-        try await dbWriter.read { db in try Self.fetchObject(at: path, db) }
+        try readNow { db in try Self.fetchObject(at: path, db) }
+    }
+
+    /// The object, its spot and the damage marks of its blobs in one read transaction; the
+    /// marks come with the object and thumbnail rows (no query of their own).
+    public func objectForReading(at path: ObjectPath) async throws -> ObjectReading {
+        try readNow { db in
+            let spot = try path.topFolder.flatMap { try Self.spotState(bucket: path.bucket, id: $0, db) }
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT objects.*, (SELECT reason FROM damagedBlobs WHERE damagedBlobs.digest = objects.digest) AS damage
+                FROM objects WHERE bucket = ? AND name = ?
+                """), arguments: [path.bucket, path.name])
+            else { return ObjectReading(object: nil, spot: spot) }
+            // Read by hand, and the row's path is `path` (equal bytes): no Codable decoding,
+            // no second validation of the path.
+            let hex: String = row["digest"]
+            let digest = try storedDigest(hex)
+            let details = try Self.blobDetails(ofOne: hex, db)
+            var damage = details.thumbnailDamage
+            if let reason: String = row["damage"] { damage[digest] = reason }
+            let object = StoredObject(
+                path: path, digest: digest, size: row["size"], contentType: row["contentType"], owner: row["owner"],
+                createdAt: row["createdAt"], updatedAt: row["updatedAt"], photo: details.photo, thumbnails: details.thumbnails)
+            return ObjectReading(object: object, spot: spot, damage: damage)
+        }
+    }
+
+    /// The spot's owner, privacy and object count, or `nil` when it has no row.
+    static func spotState(bucket: String, id: String, _ db: Database) throws -> SpotState? {
+        guard let spot = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT owner, hidesLocation FROM spots WHERE bucket = ? AND id = ?"), arguments: [bucket, id])
+        else { return nil }
+        let count = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT COUNT(*) FROM objects WHERE bucket = ? AND spotId = ?"), arguments: [bucket, id]) ?? 0
+        return SpotState(bucket: bucket, id: id, owner: spot["owner"], objectCount: count, hidesLocation: spot["hidesLocation"])
     }
 
     /// For each of `digests` that `owner` already stores in `bucket`, the names holding it,
     /// in name order; digests without such an object are absent. One query per 500 digests.
     public func names(ofDigests digests: [Digest], ownedBy owner: String, in bucket: String) async throws -> [Digest: [String]] {
-        try await dbWriter.read { db in
+        try readNow { db in
             var names: [Digest: [String]] = [:]
             let distinct = Array(Set(digests.map(\.hex)))
             for start in stride(from: 0, to: distinct.count, by: 500) {
@@ -44,7 +74,7 @@ extension SQLiteCatalog {
     /// Photo metadata and thumbnails (by size) already known for a blob, or `nil` when the
     /// blob has no photo metadata (thumbnails alone are not reported).
     public func photoDetails(of digest: Digest) async throws -> (photo: PhotoMetadata, thumbnails: [Thumbnail])? {
-        try await dbWriter.read { db in
+        try readNow { db in
             let details = try Self.blobDetails(of: [digest.hex], db)[digest.hex]
             guard let photo = details?.photo else { return nil }
             return (photo, details?.thumbnails ?? [])
@@ -136,8 +166,11 @@ extension SQLiteCatalog {
 
     /// The object at `path` as stored, or `nil`.
     static func fetchObject(at path: ObjectPath, _ db: Database) throws -> StoredObject? {
-        guard let record = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path)) else { return nil }
-        return try storedObjects([record], db).first
+        guard let record = try ObjectRecord.fetchOne(
+            db.cachedStatement(sql: "SELECT * FROM objects WHERE bucket = ? AND name = ?"), arguments: [path.bucket, path.name])
+        else { return nil }
+        let details = try blobDetails(ofOne: record.digest, db)
+        return try record.storedObject(photo: details.photo, thumbnails: details.thumbnails)
     }
 
     /// The domain values of `records`, in the same order, with their blobs' photo details.
@@ -166,5 +199,27 @@ extension SQLiteCatalog {
             details[thumbnail.digest, default: (nil, [])].thumbnails.append(try thumbnail.thumbnail())
         }
         return details
+    }
+
+    /// The photo metadata, thumbnails (by size) and damage marks of the thumbnails' blobs of
+    /// one blob, with cached statements: every read of an object asks this.
+    private static func blobDetails(
+        ofOne digest: String, _ db: Database
+    ) throws -> (photo: PhotoMetadata?, thumbnails: [Thumbnail], thumbnailDamage: [Digest: String]) {
+        let photo = try PhotoRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM photos WHERE digest = ?"), arguments: [digest])
+        var thumbnails: [Thumbnail] = []
+        var damage: [Digest: String] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT thumbnails.*, (SELECT reason FROM damagedBlobs WHERE damagedBlobs.digest = thumbnails.thumbDigest) AS damage
+            FROM thumbnails WHERE digest = ? ORDER BY size
+            """), arguments: [digest])
+        while let row = try rows.next() {
+            let thumbnail = Thumbnail(
+                size: row["size"], digest: try storedDigest(row["thumbDigest"]), width: row["width"], height: row["height"],
+                byteCount: row["byteCount"], contentType: row["contentType"])
+            thumbnails.append(thumbnail)
+            if let reason: String = row["damage"] { damage[thumbnail.digest] = reason }
+        }
+        return (photo?.metadata, thumbnails, damage)
     }
 }

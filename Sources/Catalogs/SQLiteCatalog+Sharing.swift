@@ -22,7 +22,7 @@ extension SQLiteCatalog {
 
     /// The live download tokens of the object at `path`, oldest first; `nil` when there is no object.
     public func downloadTokens(of path: ObjectPath) async throws -> [DownloadToken]? {
-        try await dbWriter.read { db in
+        try readNow { db in
             guard let objectId = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path))?.id else { return nil }
             return try Self.downloadTokenRecords(of: objectId, db).map(\.token)
         }
@@ -42,7 +42,7 @@ extension SQLiteCatalog {
     /// object's token digests are each compared in constant time; the lookup is by path,
     /// never by the secret.
     public func object(at path: ObjectPath, downloadTokenDigest: Digest) async throws -> StoredObject? {
-        try await dbWriter.read { db in
+        try readNow { db in
             guard let record = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path)), let objectId = record.id else { return nil }
             var found = false
             for token in try Self.downloadTokenRecords(of: objectId, db) {
@@ -54,7 +54,7 @@ extension SQLiteCatalog {
 
     /// The blob holding the same image as `digest` with its GPS removed, if made before.
     public func locationFreeDigest(of digest: Digest) async throws -> Digest? {
-        try await dbWriter.read { db in
+        try readNow { db in
             try String.fetchOne(db, sql: "SELECT freeDigest FROM locationFreeBlobs WHERE digest = ?", arguments: [digest.hex])
                 .flatMap(Digest.init(hex:))
         }

@@ -11,7 +11,7 @@ extension SQLiteCatalog {
     /// override `place.distanceKm` is `nil`, and a spot without a geocoded place has a
     /// place holding only the override.
     public func spotDetails(bucket: String, id: String) async throws -> SpotDetails? {
-        try await dbWriter.read { db in
+        try readNow { db in
             guard let spot = try SpotRecord.fetchOne(db, key: SpotRecord.key(bucket: bucket, id: id)) else { return nil }
             return try Self.details(of: [spot], db).first
         }
@@ -53,7 +53,7 @@ extension SQLiteCatalog {
     ///   `SpotSearchPlan`), or a page token that is malformed or from another search.
     public func findSpots(_ query: SpotQuery) async throws -> SpotPage {
         let plan = try SpotSearchPlan(query)
-        return try await dbWriter.read { db in
+        return try readNow { db in
             switch plan.criterion {
             case .city(let key, let afterId):
                 var request = SpotRecord.filter(SpotRecord.Columns.bucket == plan.bucket && SpotRecord.Columns.cityKey == key)

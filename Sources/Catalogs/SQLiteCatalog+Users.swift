@@ -38,17 +38,17 @@ extension SQLiteCatalog {
 
     /// The user owning the token with this digest, or `nil` (a revoked token is gone).
     public func user(tokenDigest: Digest) async throws -> User? {
-        try await dbWriter.read { db in
-            guard let token = try TokenRecord.fetchOne(db, key: tokenDigest.hex),
-                  let stored = Digest(hex: token.digest), stored.equalsInConstantTime(tokenDigest)
+        try readNow { db in
+            guard let token = try Row.fetchOne(db.cachedStatement(sql: "SELECT digest, uid FROM tokens WHERE digest = ?"), arguments: [tokenDigest.hex]),
+                  let stored = Digest(hex: token["digest"]), stored.equalsInConstantTime(tokenDigest)
             else { return nil }
-            return try Self.user(token.uid, db)
+            return try Self.user(token["uid"], db)
         }
     }
 
     /// All users, by uid (byte order), with their live token counts; empty when there are none.
     public func users() async throws -> [User] {
-        try await dbWriter.read { db in
+        try readNow { db in
             var claims: [String: [String: String]] = [:]
             for claim in try ClaimRecord.fetchAll(db) { claims[claim.uid, default: [:]][claim.key] = claim.value }
             return try UserRecord.summaries().fetchAll(db).map { $0.user(claims: claims[$0.uid] ?? [:]) }
@@ -83,9 +83,15 @@ extension SQLiteCatalog {
 
     /// User `uid` with its token count and claims, or `nil`.
     private static func user(_ uid: String, _ db: Database) throws -> User? {
-        guard let summary = try UserRecord.summaries(UserRecord.filter(key: uid)).fetchOne(db) else { return nil }
-        let claims = try ClaimRecord.filter(Column("uid") == uid).fetchAll(db)
-        return summary.user(claims: Dictionary(uniqueKeysWithValues: claims.map { ($0.key, $0.value) }))
+        // Cached statements and rows read by hand: this runs for every authenticated request.
+        guard let summary = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT createdAt, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid) AS tokenCount FROM users WHERE uid = ?
+            """), arguments: [uid])
+        else { return nil }
+        var claims: [String: String] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT key, value FROM claims WHERE uid = ?"), arguments: [uid])
+        while let row = try rows.next() { claims[row["key"]] = row["value"] }
+        return User(uid: uid, createdAt: summary["createdAt"], tokenCount: summary["tokenCount"], claims: claims)
     }
 
     /// Inserts the token `digest` of `uid`; a digest already in use is a conflict.

@@ -54,6 +54,19 @@ public struct SQLiteCatalog: Catalog {
         }
     }
 
+    /// Runs `body` in a read transaction on the calling thread. Every read of the catalog
+    /// goes through here: most are the short indexed lookups every request makes (token,
+    /// object, spot), for which a hop to a reader's dispatch queue and back costs more
+    /// than the query. It waits only while every reader of the pool is busy, and in WAL
+    /// mode readers never wait for the writer.
+    ///
+    /// - important: Do not mix in GRDB's `async` reads: they keep a reader until their task
+    ///   resumes on the cooperative pool, so cooperative threads blocked here waiting for a
+    ///   reader would deadlock with them.
+    func readNow<T>(_ body: (Database) throws -> T) throws -> T {
+        try dbWriter.read(body)
+    }
+
     /// The connection settings every catalog connection uses.
     static func makeConfiguration() -> Configuration {
         var config = Configuration()

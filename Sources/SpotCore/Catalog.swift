@@ -30,6 +30,11 @@ public protocol Catalog: Sendable {
     /// The object at `path`, with photo metadata and thumbnails, or `nil`.
     func object(at path: ObjectPath) async throws -> StoredObject?
 
+    /// What a read of `path` needs, in one transaction: the object (or `nil`), the state of
+    /// its spot (its top folder; `nil` without one or when the spot has no row), and the
+    /// damage marks of the object's blob and its thumbnails' blobs (absent when unmarked).
+    func objectForReading(at path: ObjectPath) async throws -> ObjectReading
+
     /// Photo metadata and thumbnails already known for a blob, so an upload of the same
     /// bytes can skip image work. `nil` when the blob has none.
     func photoDetails(of digest: Digest) async throws -> (photo: PhotoMetadata, thumbnails: [Thumbnail])?
@@ -119,4 +124,36 @@ public protocol Catalog: Sendable {
 
     /// Objects, logical and unique bytes, thumbnails, and per-bucket counts.
     func statistics() async throws -> CatalogStatistics
+}
+
+/// An object with what deciding on a read of it needs: `Catalog.objectForReading(at:)`.
+public struct ObjectReading: Sendable {
+    /// The object, or `nil` when absent.
+    public var object: StoredObject?
+    /// The spot of the object's path (its top folder), or `nil`.
+    public var spot: SpotState?
+    /// Why blobs of the object (its bytes, its thumbnails) are marked damaged, by digest;
+    /// empty when none is.
+    public var damage: [Digest: String]
+
+    public init(object: StoredObject?, spot: SpotState?, damage: [Digest: String] = [:]) {
+        self.object = object
+        self.spot = spot
+        self.damage = damage
+    }
+}
+
+extension Catalog {
+    /// Composes `spot(bucket:id:)`, `object(at:)` and `damage(of:)` (not one transaction);
+    /// catalogs that can read them together override it.
+    public func objectForReading(at path: ObjectPath) async throws -> ObjectReading {
+        var spot: SpotState?
+        if let spotID = path.topFolder { spot = try await self.spot(bucket: path.bucket, id: spotID) }
+        guard let object = try await object(at: path) else { return ObjectReading(object: nil, spot: spot) }
+        var damage: [Digest: String] = [:]
+        for digest in [object.digest] + object.thumbnails.map(\.digest) {
+            if let reason = try await self.damage(of: digest) { damage[digest] = reason }
+        }
+        return ObjectReading(object: object, spot: spot, damage: damage)
+    }
 }

@@ -41,11 +41,18 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         metrics.recordRequest(method: request.method.rawValue, route: route, status: status.code, duration: duration)
         var metadata: Logger.Metadata = [
             "method": .string(request.method.rawValue), "route": .string(route), "status": .stringConvertible(status.code),
-            "duration_ms": .string(String(format: "%.1f", Metrics.seconds(duration) * 1000)),
+            "duration_ms": .string(Self.milliseconds(duration)),
         ]
         if let bytes { metadata["bytes_out"] = .stringConvertible(bytes) }
         if let length = request.headers[.contentLength] { metadata["bytes_in"] = .string(length) }
         context.logger.info("request", metadata: metadata)
+    }
+
+    /// `duration` in milliseconds with one decimal, like `12.3` (no `String(format:)`: it
+    /// costs more than the rest of the line).
+    static func milliseconds(_ duration: Duration) -> String {
+        let tenths = Int((Metrics.seconds(duration) * 10_000).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
     }
 
     /// `header` when it is a sane id: 1 to 64 characters of `[A-Za-z0-9._-]`.

@@ -34,10 +34,12 @@ extension ServiceRoutes {
 
     private func bearerToken(_ request: Request) throws(SpotError) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
-        guard header.lowercased().hasPrefix("bearer ") else {
+        // The scheme is case-insensitive; compared by bytes, without lowercasing the token.
+        let scheme = header.utf8.prefix(7)
+        guard scheme.count == 7, zip(scheme, "bearer ".utf8).allSatisfy({ $0 | 0x20 == $1 }) else {
             throw SpotError(.unauthenticated, "the Authorization header must be 'Bearer <token>'")
         }
-        return String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
     }
 
     /// The request's JSON body of at most `limit` bytes as `type`; `.badRequest` showing

@@ -262,6 +262,11 @@ extension StorageService {
     /// to do, so that a damaged object never serves wrong bytes.
     func refuseIfDamaged(_ digest: SpotCore.Digest, of what: String) async throws {
         guard let reason = try await catalog.damage(of: digest) else { return }
-        throw SpotError(.internal, "damaged: blob \(digest) of \(what) \(reason); restore it or delete the object (see `spotstore fsck`)")
+        throw Self.damaged(digest, of: what, reason: reason)
+    }
+
+    /// The 500 of a read of blob `digest` (of `what`) marked damaged for `reason`.
+    static func damaged(_ digest: SpotCore.Digest, of what: String, reason: String) -> SpotError {
+        SpotError(.internal, "damaged: blob \(digest) of \(what) \(reason); restore it or delete the object (see `spotstore fsck`)")
     }
 }

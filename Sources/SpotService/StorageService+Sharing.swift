@@ -28,10 +28,11 @@ extension StorageService {
     /// - Throws: `.forbidden` when altered or expired; `.notFound` when the object is gone.
     public func download(at path: ObjectPath, signature: String, expires: Int64) async throws -> Download {
         try signer().verify(signature, for: path, expires: expires)
-        guard let object = try await catalog.object(at: path) else {
+        let reading = try await catalog.objectForReading(at: path)
+        guard let object = reading.object else {
             throw SpotError(.notFound, "there is no object \(path)")
         }
-        return try await download(of: object, spot: try await spotState(of: path), for: nil)
+        return try await download(of: object, spot: reading.spot, for: nil, damage: reading.damage)
     }
 
     private func signer() throws(SpotError) -> URLSigner {
@@ -109,9 +110,15 @@ extension StorageService {
     /// or, when `spot` hides its position from them and the object is a JPEG or PNG (by its
     /// bytes), a copy without GPS made once and kept as a blob.
     ///
+    /// - Parameter damage: the damage marks of `object`'s blobs when already read with it;
+    ///   `nil` asks the catalog.
     /// - Throws: `.internal` ("damaged: …") when `fsck --repair` marked the blob damaged.
-    func download(of object: StoredObject, spot: SpotState?, for user: User?) async throws -> Download {
-        try await refuseIfDamaged(object.digest, of: object.path.description)
+    func download(of object: StoredObject, spot: SpotState?, for user: User?, damage: [Digest: String]? = nil) async throws -> Download {
+        if let damage {
+            if let reason = damage[object.digest] { throw Self.damaged(object.digest, of: object.path.description, reason: reason) }
+        } else {
+            try await refuseIfDamaged(object.digest, of: object.path.description)
+        }
         let original = Download(digest: object.digest, size: object.size, contentType: object.contentType)
         guard ImageFormat(contentType: object.contentType) != nil, !Self.seesPosition(of: spot, user) else { return original }
         if let free = try await catalog.locationFreeDigest(of: object.digest), let size = try await blobs.size(of: free) {

@@ -178,28 +178,30 @@ public struct StorageService: Sendable {
 
     /// The object at `path`, if `user` may get it; without its position when its spot hides it from `user`.
     public func object(at path: ObjectPath, for user: User?) async throws -> StoredObject {
-        let (object, spot) = try await authorizedObject(.get, at: path, for: user)
+        let (object, spot, _) = try await readableObject(at: path, for: user)
         return Self.seesPosition(of: spot, user) ? object : object.withoutPosition()
     }
 
     /// The thumbnail of the object at `path` with long edge `size`; `.internal` ("damaged: …")
     /// when `fsck --repair` marked its blob damaged.
     public func thumbnail(of path: ObjectPath, size: Int, for user: User?) async throws -> Thumbnail {
-        let object = try await object(at: path, for: user)
+        let (object, _, damage) = try await readableObject(at: path, for: user)
         guard let thumbnail = object.thumbnails.first(where: { $0.size == size }) else {
             let sizes = object.thumbnails.map { String($0.size) }
             throw SpotError(.notFound, sizes.isEmpty
                 ? "\(path) has no thumbnails (only images in image buckets get them)"
                 : "\(path) has no \(size) px thumbnail; sizes: \(sizes.joined(separator: ", "))")
         }
-        try await refuseIfDamaged(thumbnail.digest, of: "the \(size) px thumbnail of \(path)")
+        if let reason = damage[thumbnail.digest] {
+            throw Self.damaged(thumbnail.digest, of: "the \(size) px thumbnail of \(path)", reason: reason)
+        }
         return thumbnail
     }
 
     /// The bytes of the object at `path` as `user` may see them (see `download(of:spot:for:)`).
     public func download(at path: ObjectPath, for user: User?) async throws -> Download {
-        let (object, spot) = try await authorizedObject(.get, at: path, for: user)
-        return try await download(of: object, spot: spot, for: user)
+        let (object, spot, damage) = try await readableObject(at: path, for: user)
+        return try await download(of: object, spot: spot, for: user, damage: damage)
     }
 
     /// The bytes of blob `digest` in `range`, in chunks, read as the consumer asks.
@@ -305,6 +307,17 @@ public struct StorageService: Sendable {
             auth: user.map(Self.auth), operation: operation, bucket: path.bucket, name: path.name, spot: spot, resource: existing))
         guard let existing else { throw SpotError(.notFound, "there is no object \(path)") }
         return (existing, spot)
+    }
+
+    /// The object at `path` once the policy allows `user` to get it, with its spot and the
+    /// damage marks of its blobs, all from one catalog read (`Catalog.objectForReading`).
+    /// - Throws: as `authorizedObject(.get, …)`.
+    func readableObject(at path: ObjectPath, for user: User?) async throws -> (StoredObject, SpotState?, [SpotCore.Digest: String]) {
+        let reading = try await catalog.objectForReading(at: path)
+        _ = try policy.authorize(AccessRequest(
+            auth: user.map(Self.auth), operation: .get, bucket: path.bucket, name: path.name, spot: reading.spot, resource: reading.object))
+        guard let object = reading.object else { throw SpotError(.notFound, "there is no object \(path)") }
+        return (object, reading.spot, reading.damage)
     }
 
     private func authorizeListing(bucket: String, prefix: String, for user: User?) throws {
