@@ -5,7 +5,8 @@ let package = Package(
     name: "SpotStore",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "spotstore", targets: ["SpotStoreCLI"])
+        .executable(name: "spotstore", targets: ["SpotStoreCLI"]),
+        .executable(name: "spotfuzz", targets: ["SpotFuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -102,5 +103,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SpotStoreCLITests", dependencies: ["SpotStoreCLI", "TestSupport"]),
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "Media", "Access", "SpotCore", "SpotService", "SpotServer", "Catalogs",
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+            ]
+        ),
+        .executableTarget(name: "SpotFuzz", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]
 )

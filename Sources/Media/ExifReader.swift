@@ -42,8 +42,10 @@ public enum ExifReader {
             if marker == 0x01 || (0xD0...0xD8).contains(marker) { position += 2; continue }  // no length
             if marker == 0xDA || marker == 0xD9 { return nil }  // start of scan / end of image
             let length = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
+            // The length counts its own 2 bytes: below 2 the segment is broken (and the
+            // payload range would run backwards).
+            guard length >= 2, position + 2 + length <= bytes.count else { return nil }
             let payload = (position + 4)..<(position + 2 + length)
-            guard length >= 2, payload.upperBound <= bytes.count else { return nil }
             if marker == 0xE1, bytes[payload].starts(with: [0x45, 0x78, 0x69, 0x66, 0, 0]) { return payload }
             position = payload.upperBound
         }

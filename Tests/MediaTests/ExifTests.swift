@@ -88,6 +88,14 @@ import Testing
         #expect(ExifReader.read(jpeg: try Fixtures.bytes("alpha.png")) == ExifFields())
     }
 
+    /// Found by the fuzzer: a segment length of 0 or 1 (less than its own 2 bytes) made the
+    /// marker walk build a backwards range and trap.
+    @Test(arguments: [[0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x00], [0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x01, 0x00, 0x00]] as [[UInt8]])
+    func segmentLengthBelowTwoIsNoExif(_ bytes: [UInt8]) {
+        #expect(ExifReader.read(jpeg: bytes) == ExifFields())
+        #expect(bytes.withUnsafeBufferPointer { ExifReader.exifSegment(in: $0) } == nil)
+    }
+
     @Test func dateTimeOriginalParsing() {
         #expect(ExifReader.isoDateTime("2003:11:23 18:07:37") == "2003-11-23T18:07:37")
         #expect(ExifReader.isoDateTime("2003:11:23 18:07:37\0") == "2003-11-23T18:07:37")
