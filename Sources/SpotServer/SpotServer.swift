@@ -264,9 +264,14 @@ struct ObjectRoutes: ServiceRoutes {
         }
         headers[.contentLength] = String(range.count)
         guard request.method != .head else { return Response(status: status, headers: headers) }
-        let chunks = service.contents(of: object.digest, range: range)
-        return Response(status: status, headers: headers, body: ResponseBody(contentLength: range.count) { writer in
-            for try await chunk in chunks {
+        // The first chunk is read before the head goes out: a blob lost since the catalog
+        // named it answers 500 with the reason, not a 200 cut off after its headers.
+        var chunks = service.contents(of: object.digest, range: range).makeAsyncIterator()
+        let first = try await chunks.next()
+        return Response(status: status, headers: headers, body: ResponseBody(contentLength: range.count) { [chunks] writer in
+            var rest = chunks
+            if let first { try await writer.write(ByteBuffer(bytes: first)) }
+            while let chunk = try await rest.next() {
                 try await writer.write(ByteBuffer(bytes: chunk))
             }
             try await writer.finish(nil)

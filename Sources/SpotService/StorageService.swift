@@ -394,7 +394,7 @@ public struct BlobChunks: AsyncSequence, Sendable {
     let digest: Digest
     let range: Range<Int64>
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let blobs: any BlobStore
         let digest: Digest
         var offset: Int64

@@ -63,4 +63,23 @@ import TestSupport
             }
         }
     }
+
+    /// A blob gone from disk before any fsck: the download answers 500 naming it, with no
+    /// 200 head sent first.
+    @Test func aMissingBlobAnswers500BeforeAnyByteIsSent() async throws {
+        let store = try TestStore()
+        let (alice, token) = try await store.user("alice")
+        let bytes = randomBytes(600_000)
+        let stored = try await store.service.upload(
+            try ObjectPath(bucket: "users", name: "alice/lost.bin"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes))
+        try FileManager.default.removeItem(atPath: store.service.blobs.location(of: stored.digest))
+
+        let app = SpotServer.makeApplication(service: store.service, configuration: .init(host: "127.0.0.1", port: 0), logger: Logger(label: "test"))
+        try await app.test(.live) { client in
+            try await client.execute(uri: "/v0/b/users/o/alice%2Flost.bin?alt=media", method: .get, headers: [.authorization: "Bearer \(token)"]) { response in
+                #expect(response.status == .internalServerError)
+                #expect(String(buffer: response.body).contains("blob \(stored.digest) is missing"), "\(String(buffer: response.body))")
+            }
+        }
+    }
 }
