@@ -44,6 +44,7 @@ LOG_LEVEL=${LOG_LEVEL:-warning}
 ONLY_REFERENCE=${ONLY_REFERENCE:-0}
 
 die() { printf 'ingest.sh: %s\n' "$*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/nginx.sh"
 log() { printf '.. %s\n' "$*" >&2; }
 
 # --- tools ------------------------------------------------------------------------------
@@ -113,45 +114,7 @@ warm() { cat "$IN"/*.jpg >/dev/null; }
 
 # --- nginx (foreground, everything under $TMP/nginx) -----------------------------------------
 NGX=$TMP/nginx
-mkdir -p "$NGX"/{www,logs,body,proxy,fastcgi,uwsgi,scgi}
-user_line=""; ((EUID == 0)) && user_line="user root root;"   # workers must write $TMP
-cat >"$NGX/nginx.conf" <<EOF
-# written by bench/ingest.sh
-daemon off;
-$user_line
-worker_processes auto;
-pid $NGX/nginx.pid;
-error_log $NGX/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log $NGX/logs/access.log;
-  client_body_temp_path $NGX/body;
-  proxy_temp_path $NGX/proxy;
-  fastcgi_temp_path $NGX/fastcgi;
-  uwsgi_temp_path $NGX/uwsgi;
-  scgi_temp_path $NGX/scgi;
-  client_max_body_size 0;
-  sendfile on;
-  server {
-    listen 127.0.0.1:$NGINX_PORT;
-    root $NGX/www;
-    location / {
-      dav_methods PUT DELETE MKCOL;
-      create_full_put_path on;
-      dav_access user:rw group:r all:r;
-    }
-  }
-}
-EOF
-"$NGINX" -t -q -p "$NGX" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" ||
-  die "nginx -t failed: $(tail -5 "$NGX/logs/error.log")"
-"$NGINX" -p "$NGX" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" &
-nginx_pid=$!
-ok=0; for _ in $(seq 1 100); do
-  curl -s -o /dev/null "http://127.0.0.1:$NGINX_PORT/" && { ok=1; break; }
-  kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1
-done
-((ok)) || die "nginx did not start on 127.0.0.1:$NGINX_PORT: $(tail -5 "$NGX/logs/error.log")"
+start_nginx "$NGX" "$NGINX_PORT"
 printf 'x' | curl -sfS -T - "http://127.0.0.1:$NGINX_PORT/check/x.txt" || die "WebDAV PUT to nginx failed"
 
 # --- (b) the per-file script a user would write ---------------------------------------------

@@ -56,6 +56,7 @@ LOG_LEVEL=${LOG_LEVEL:-info}
 ONLY=${ONLY:-"thumb media put mix"}
 
 die() { printf 'load.sh: %s\n' "$*" >&2; exit 2; }
+source "$(dirname "${BASH_SOURCE[0]}")/nginx.sh"
 log() { printf '.. %s\n' "$*" >&2; }
 load_average() { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -147,48 +148,9 @@ AUTH="Authorization: Bearer $TOKEN"
 
 # --- nginx (foreground, everything under $TMP/nginx) ---------------------------------------------
 NGX=$TMP/nginx
-mkdir -p "$NGX"/{www/photos,www/thumbs,www/up,logs,body,proxy,fastcgi,uwsgi,scgi}
-user_line=""; ((EUID == 0)) && user_line="user root root;"   # workers must write $TMP
-cat >"$NGX/nginx.conf" <<EOF
-# written by bench/load.sh
-daemon off;
-$user_line
-worker_processes auto;
-pid $NGX/nginx.pid;
-error_log $NGX/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log $NGX/logs/access.log;
-  client_body_temp_path $NGX/body;
-  proxy_temp_path $NGX/proxy;
-  fastcgi_temp_path $NGX/fastcgi;
-  uwsgi_temp_path $NGX/uwsgi;
-  scgi_temp_path $NGX/scgi;
-  client_max_body_size 0;
-  sendfile on;
-  keepalive_requests 1000000;
-  default_type image/jpeg;
-  server {
-    listen 127.0.0.1:$NGINX_PORT;
-    root $NGX/www;
-    location / {
-      dav_methods PUT DELETE MKCOL;
-      create_full_put_path on;
-      dav_access user:rw group:r all:r;
-    }
-  }
-}
-EOF
-"$NGINX" -t -q -p "$NGX" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" ||
-  die "nginx -t failed: $(tail -5 "$NGX/logs/error.log")"
-"$NGINX" -p "$NGX" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" &
-nginx_pid=$!
+start_nginx "$NGX" "$NGINX_PORT" "keepalive_requests 1000000; default_type image/jpeg;"
+mkdir -p "$NGX"/www/{photos,thumbs,up}
 NURL=http://127.0.0.1:$NGINX_PORT
-ok=0; for _ in $(seq 1 100); do
-  curl -s -o /dev/null "$NURL/" && { ok=1; break; }
-  kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1
-done
-((ok)) || die "nginx did not start on $NURL: $(tail -5 "$NGX/logs/error.log")"
 
 # --- content: upload the photos, give nginx the same bytes --------------------------------------
 log "uploading $PHOTOS photos into spot photos/load (the server makes 256 and 1024 px thumbnails)"

@@ -28,3 +28,11 @@ function headers_with(extra)
   for k, v in pairs(extra or {}) do h[k] = v end
   return h
 end
+
+-- Numbers wrk's threads 1, 2, …: each sees its own as `thread_id` (PUT names and bodies
+-- differ per thread).
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("thread_id", threads)
+end

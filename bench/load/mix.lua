@@ -4,12 +4,6 @@
 --   wrk -s bench/load/mix.lua URL -- PLAN_FILE        (-H 'Authorization: Bearer …')
 dofile(os.getenv("LOAD_LUA_DIR") .. "/common.lua")
 
-local threads = 0
-function setup(thread)
-  threads = threads + 1
-  thread:set("thread_id", threads)
-end
-
 local plan = {}
 local bodies = {}
 local headers

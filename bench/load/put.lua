@@ -4,12 +4,6 @@
 --   wrk -s bench/load/put.lua URL -- PREFIX SIZE [NAMES]
 dofile(os.getenv("LOAD_LUA_DIR") .. "/common.lua")
 
-local threads = 0
-function setup(thread)
-  threads = threads + 1
-  thread:set("thread_id", threads)
-end
-
 local prefix, names, rest, headers
 local counter = 0
 function init(args)

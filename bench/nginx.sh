@@ -1,0 +1,48 @@
+# Sourced by the benchmarks that compare with nginx. `start_nginx DIR PORT [DIRECTIVES]`
+# writes a config under DIR (files and WebDAV PUT/DELETE/MKCOL under DIR/www, logs in
+# DIR/logs; DIRECTIVES go into its http block), starts nginx in the foreground, sets
+# nginx_pid and waits until it answers. Needs $NGINX (the binary) and die().
+start_nginx() {
+  local dir=$1 port=$2 directives=${3:-}
+  mkdir -p "$dir"/{www,logs,body,proxy,fastcgi,uwsgi,scgi}
+  local user_line=""; ((EUID == 0)) && user_line="user root root;"   # workers must write $dir
+  cat >"$dir/nginx.conf" <<EOF
+# written by bench/nginx.sh
+daemon off;
+$user_line
+worker_processes auto;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log $dir/logs/access.log;
+  client_body_temp_path $dir/body;
+  proxy_temp_path $dir/proxy;
+  fastcgi_temp_path $dir/fastcgi;
+  uwsgi_temp_path $dir/uwsgi;
+  scgi_temp_path $dir/scgi;
+  client_max_body_size 0;
+  sendfile on;
+  $directives
+  server {
+    listen 127.0.0.1:$port;
+    root $dir/www;
+    location / {
+      dav_methods PUT DELETE MKCOL;
+      create_full_put_path on;
+      dav_access user:rw group:r all:r;
+    }
+  }
+}
+EOF
+  "$NGINX" -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/logs/error.log" ||
+    die "nginx -t failed: $(tail -5 "$dir/logs/error.log")"
+  "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/logs/error.log" &
+  nginx_pid=$!
+  local ok=0
+  for _ in $(seq 1 100); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/" && { ok=1; break; }
+    kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1
+  done
+  ((ok)) || die "nginx did not start on 127.0.0.1:$port: $(tail -5 "$dir/logs/error.log")"
+}
