@@ -44,7 +44,7 @@ LOG_LEVEL=${LOG_LEVEL:-warning}
 ONLY_REFERENCE=${ONLY_REFERENCE:-0}
 
 die() { printf 'ingest.sh: %s\n' "$*" >&2; exit 1; }
-source "$(dirname "${BASH_SOURCE[0]}")/nginx.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 log() { printf '.. %s\n' "$*" >&2; }
 
 # --- tools ------------------------------------------------------------------------------
@@ -72,14 +72,7 @@ V_XARGS=$(xargs --version | sed -n 1p)
 
 # --- the binary -------------------------------------------------------------------------
 if [[ $ONLY_REFERENCE != 1 ]]; then
-  if [[ -z ${SPOTSTORE:-} ]]; then
-    command -v swift >/dev/null || die "swift not found: install the toolchain or set SPOTSTORE=path/to/spotstore"
-    log "swift build -c release --product spotstore (a clean release build takes ~9 min)"
-    (cd "$ROOT" && swift build -c release --product spotstore) >&2 ||
-      die "swift build -c release --product spotstore failed (set SPOTSTORE=path to use another binary, or ONLY_REFERENCE=1)"
-    SPOTSTORE=$ROOT/.build/release/spotstore
-  fi
-  [[ -x $SPOTSTORE ]] || die "spotstore binary not found or not executable: $SPOTSTORE"
+  use_spotstore
   help=$("$SPOTSTORE" ingest --help 2>&1) && grep -q -- --concurrency <<<"$help" ||
     die "'$SPOTSTORE ingest --help' failed or has no --concurrency: this binary has no ingest command
 $(head -5 <<<"$help")"

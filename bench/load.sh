@@ -56,7 +56,7 @@ LOG_LEVEL=${LOG_LEVEL:-info}
 ONLY=${ONLY:-"thumb media put mix"}
 
 die() { printf 'load.sh: %s\n' "$*" >&2; exit 2; }
-source "$(dirname "${BASH_SOURCE[0]}")/nginx.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 log() { printf '.. %s\n' "$*" >&2; }
 load_average() { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -76,14 +76,7 @@ V_NGINX=$("$NGINX" -v 2>&1 | sed 's/^nginx version: //')
 V_WRK=$({ wrk -v 2>&1 || true; } | sed -n 1p | awk '{print $1, $2}')
 
 # --- the binary -------------------------------------------------------------------------
-if [[ -z ${SPOTSTORE:-} ]]; then
-  command -v swift >/dev/null || die "swift not found: install the toolchain or set SPOTSTORE=path/to/spotstore"
-  log "swift build -c release --product spotstore (a clean release build takes ~9 min)"
-  (cd "$ROOT" && swift build -c release --product spotstore) >&2 ||
-    die "swift build -c release --product spotstore failed (set SPOTSTORE=path to use another binary)"
-  SPOTSTORE=$ROOT/.build/release/spotstore
-fi
-[[ -x $SPOTSTORE ]] || die "no executable at SPOTSTORE=$SPOTSTORE"
+use_spotstore
 
 # --- temp dir and clean-up ----------------------------------------------------------------
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/spotstore-load.XXXXXX")

@@ -1,13 +1,28 @@
-# Sourced by the benchmarks that compare with nginx. `start_nginx DIR PORT [DIRECTIVES]`
+# Sourced by the benchmarks; they define die() and log() and set ROOT first.
+
+# `use_spotstore`: keeps SPOTSTORE when set, else builds the release binary and points
+# SPOTSTORE at it; dies when there is no executable there.
+use_spotstore() {
+  if [[ -z ${SPOTSTORE:-} ]]; then
+    command -v swift >/dev/null || die "swift not found: install the toolchain or set SPOTSTORE=path/to/spotstore"
+    log "swift build -c release --product spotstore (a clean release build takes ~9 min)"
+    (cd "$ROOT" && swift build -c release --product spotstore) >&2 ||
+      die "swift build -c release --product spotstore failed (set SPOTSTORE=path to use another binary)"
+    SPOTSTORE=$ROOT/.build/release/spotstore
+  fi
+  [[ -x $SPOTSTORE ]] || die "no executable at SPOTSTORE=$SPOTSTORE"
+}
+
+# `start_nginx DIR PORT [DIRECTIVES]`
 # writes a config under DIR (files and WebDAV PUT/DELETE/MKCOL under DIR/www, logs in
 # DIR/logs; DIRECTIVES go into its http block), starts nginx in the foreground, sets
-# nginx_pid and waits until it answers. Needs $NGINX (the binary) and die().
+# nginx_pid and waits until it answers. Needs $NGINX (the binary).
 start_nginx() {
   local dir=$1 port=$2 directives=${3:-}
   mkdir -p "$dir"/{www,logs,body,proxy,fastcgi,uwsgi,scgi}
   local user_line=""; ((EUID == 0)) && user_line="user root root;"   # workers must write $dir
   cat >"$dir/nginx.conf" <<EOF
-# written by bench/nginx.sh
+# written by bench/common.sh
 daemon off;
 $user_line
 worker_processes auto;
