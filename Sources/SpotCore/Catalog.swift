@@ -142,18 +142,3 @@ public struct ObjectReading: Sendable {
         self.damage = damage
     }
 }
-
-extension Catalog {
-    /// Composes `spot(bucket:id:)`, `object(at:)` and `damage(of:)` (not one transaction);
-    /// catalogs that can read them together override it.
-    public func objectForReading(at path: ObjectPath) async throws -> ObjectReading {
-        var spot: SpotState?
-        if let spotID = path.topFolder { spot = try await self.spot(bucket: path.bucket, id: spotID) }
-        guard let object = try await object(at: path) else { return ObjectReading(object: nil, spot: spot) }
-        var damage: [Digest: String] = [:]
-        for digest in [object.digest] + object.thumbnails.map(\.digest) {
-            if let reason = try await self.damage(of: digest) { damage[digest] = reason }
-        }
-        return ObjectReading(object: object, spot: spot, damage: damage)
-    }
-}

@@ -258,13 +258,6 @@ extension StorageService {
             thumbnails: catalog.thumbnails, thumbnailBytes: catalog.thumbnailBytes, buckets: catalog.buckets)
     }
 
-    /// Throws the damage of blob `digest` (marked by `fsck --repair`) as a 500 naming what
-    /// to do, so that a damaged object never serves wrong bytes.
-    func refuseIfDamaged(_ digest: SpotCore.Digest, of what: String) async throws {
-        guard let reason = try await catalog.damage(of: digest) else { return }
-        throw Self.damaged(digest, of: what, reason: reason)
-    }
-
     /// The 500 of a read of blob `digest` (of `what`) marked damaged for `reason`.
     static func damaged(_ digest: SpotCore.Digest, of what: String, reason: String) -> SpotError {
         SpotError(.internal, "damaged: blob \(digest) of \(what) \(reason); restore it or delete the object (see `spotstore fsck`)")

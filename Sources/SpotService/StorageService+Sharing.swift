@@ -71,10 +71,12 @@ extension StorageService {
 
     /// The bytes a download token opens. A wrong, revoked or replaced token is `.forbidden`.
     public func download(at path: ObjectPath, downloadToken: String) async throws -> Download {
-        guard let object = try await catalog.object(at: path, downloadTokenDigest: Tokens.digest(of: downloadToken)) else {
-            throw SpotError(.forbidden, "the download token is not valid for \(path): it was revoked, or the object was replaced or deleted")
-        }
-        return try await download(of: object, spot: try await spotState(of: path), for: nil)
+        let invalid = SpotError(.forbidden, "the download token is not valid for \(path): it was revoked, or the object was replaced or deleted")
+        guard let granted = try await catalog.object(at: path, downloadTokenDigest: Tokens.digest(of: downloadToken)) else { throw invalid }
+        // The object as read with its spot and damage marks must still be the one the token opens.
+        let reading = try await catalog.objectForReading(at: path)
+        guard let object = reading.object, object.digest == granted.digest else { throw invalid }
+        return try await download(of: object, spot: reading.spot, for: nil, damage: reading.damage)
     }
 
     /// The object at `path` if `user` may read it and owns it.
@@ -110,15 +112,11 @@ extension StorageService {
     /// or, when `spot` hides its position from them and the object is a JPEG or PNG (by its
     /// bytes), a copy without GPS made once and kept as a blob.
     ///
-    /// - Parameter damage: the damage marks of `object`'s blobs when already read with it;
-    ///   `nil` asks the catalog.
+    /// - Parameter damage: the damage marks of `object`'s blobs, read with it
+    ///   (`Catalog.objectForReading`).
     /// - Throws: `.internal` ("damaged: …") when `fsck --repair` marked the blob damaged.
-    func download(of object: StoredObject, spot: SpotState?, for user: User?, damage: [Digest: String]? = nil) async throws -> Download {
-        if let damage {
-            if let reason = damage[object.digest] { throw Self.damaged(object.digest, of: object.path.description, reason: reason) }
-        } else {
-            try await refuseIfDamaged(object.digest, of: object.path.description)
-        }
+    func download(of object: StoredObject, spot: SpotState?, for user: User?, damage: [Digest: String]) async throws -> Download {
+        if let reason = damage[object.digest] { throw Self.damaged(object.digest, of: object.path.description, reason: reason) }
         let original = Download(digest: object.digest, size: object.size, contentType: object.contentType)
         guard ImageFormat(contentType: object.contentType) != nil, !Self.seesPosition(of: spot, user) else { return original }
         if let free = try await catalog.locationFreeDigest(of: object.digest), let size = try await blobs.size(of: free) {
