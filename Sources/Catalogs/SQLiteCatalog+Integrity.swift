@@ -132,15 +132,10 @@ extension SQLiteCatalog {
         }
         // Spots whose derived location is not what their objects' photos give.
         for spot in try SpotRecord.order(SpotRecord.Columns.bucket, SpotRecord.Columns.id).fetchAll(db) {
-            let photos = try PhotoRecord.fetchAll(db, sql: """
-                SELECT photos.* FROM objects JOIN photos ON photos.digest = objects.digest
-                WHERE objects.bucket = ? AND objects.spotId = ? AND photos.latitude IS NOT NULL AND photos.longitude IS NOT NULL
-                ORDER BY objects.createdAt, objects.name
-                """, arguments: [spot.bucket, spot.id])
-            var derived = spot
-            derived.setLocation(SpotLocation(photos: photos.lazy.map { ($0.location, $0.place) }))
-            guard derived != spot else { continue }
             let key = SpotKey(bucket: spot.bucket, id: spot.id)
+            var derived = spot
+            derived.setLocation(try Self.derivedLocation(of: key, db))
+            guard derived != spot else { continue }
             let what = derived.location == nil ? "a location none of its objects' photos has" : "a location that is not its first geotagged photo's"
             issues.append((CatalogIssue(
                 problem: "spot \(spot.bucket)/\(spot.id) records \(what) (derived state out of date)",

@@ -76,14 +76,20 @@ extension SQLiteCatalog {
     /// place; whether another is more than 1 km away; and the city key.
     static func refreshLocation(of spot: SpotKey, _ db: Database) throws {
         guard var record = try SpotRecord.fetchOne(db, key: SpotRecord.key(bucket: spot.bucket, id: spot.id)) else { return }
+        let before = record
+        record.setLocation(try derivedLocation(of: spot, db))
+        if record != before { try record.update(db) }
+    }
+
+    /// The location spot `spot` takes from its objects' photos (see `refreshLocation`);
+    /// `nil` when none has a position.
+    static func derivedLocation(of spot: SpotKey, _ db: Database) throws -> SpotLocation? {
         let photos = try PhotoRecord.fetchAll(db, sql: """
             SELECT photos.* FROM objects JOIN photos ON photos.digest = objects.digest
             WHERE objects.bucket = ? AND objects.spotId = ? AND photos.latitude IS NOT NULL AND photos.longitude IS NOT NULL
             ORDER BY objects.createdAt, objects.name
             """, arguments: [spot.bucket, spot.id])
-        let before = record
-        record.setLocation(SpotLocation(photos: photos.lazy.map { ($0.location, $0.place) }))
-        if record != before { try record.update(db) }
+        return SpotLocation(photos: photos.lazy.map { ($0.location, $0.place) })
     }
 
     /// The spots holding an object with blob `digest`, whatever their bucket.
