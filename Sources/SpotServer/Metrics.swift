@@ -70,34 +70,32 @@ public final class Metrics: ServiceObserver, @unchecked Sendable {
     func render(gate: UploadGate) -> String {
         let (requests, uploadedBytes, refusals, thumbnails) = lock.withLock { (self.requests, self.uploadedBytes, self.refusals, self.thumbnails) }
         var out = ""
-        out += "# HELP spotstore_http_requests_total HTTP requests answered, by method, route pattern and status.\n"
-        out += "# TYPE spotstore_http_requests_total counter\n"
+        out += Self.family("spotstore_http_requests_total", "counter", "HTTP requests answered, by method, route pattern and status.")
         for key in requests.keys.sorted() {
             out += "spotstore_http_requests_total\(Self.labels(key)) \(requests[key]!.count)\n"
         }
-        out += "# HELP spotstore_http_request_duration_seconds Time to answer (until the response head), by method, route pattern and status.\n"
-        out += "# TYPE spotstore_http_request_duration_seconds histogram\n"
+        out += Self.family("spotstore_http_request_duration_seconds", "histogram", "Time to answer (until the response head), by method, route pattern and status.")
         for key in requests.keys.sorted() {
             out += Self.histogram("spotstore_http_request_duration_seconds", requests[key]!, bounds: Self.latencyBuckets, labels: Self.labelPairs(key))
         }
-        out += "# HELP spotstore_upload_bytes_total Bytes of uploads stored.\n"
-        out += "# TYPE spotstore_upload_bytes_total counter\n"
+        out += Self.family("spotstore_upload_bytes_total", "counter", "Bytes of uploads stored.")
         out += "spotstore_upload_bytes_total \(uploadedBytes)\n"
-        out += "# HELP spotstore_refusals_total Requests refused, by reason.\n"
-        out += "# TYPE spotstore_refusals_total counter\n"
+        out += Self.family("spotstore_refusals_total", "counter", "Requests refused, by reason.")
         for reason in refusals.keys.sorted() {
             out += "spotstore_refusals_total{reason=\"\(Self.escape(reason))\"} \(refusals[reason]!)\n"
         }
-        out += "# HELP spotstore_thumbnail_seconds Time to analyse an uploaded image and make its thumbnails.\n"
-        out += "# TYPE spotstore_thumbnail_seconds histogram\n"
+        out += Self.family("spotstore_thumbnail_seconds", "histogram", "Time to analyse an uploaded image and make its thumbnails.")
         out += Self.histogram("spotstore_thumbnail_seconds", thumbnails, bounds: Self.thumbnailBuckets, labels: [])
-        out += "# HELP spotstore_uploads_in_flight Uploads being received or stored now.\n"
-        out += "# TYPE spotstore_uploads_in_flight gauge\n"
+        out += Self.family("spotstore_uploads_in_flight", "gauge", "Uploads being received or stored now.")
         out += "spotstore_uploads_in_flight \(gate.inFlight)\n"
-        out += "# HELP spotstore_draining 1 after SIGTERM while in-flight uploads finish (new uploads get 503), else 0.\n"
-        out += "# TYPE spotstore_draining gauge\n"
+        out += Self.family("spotstore_draining", "gauge", "1 after SIGTERM while in-flight uploads finish (new uploads get 503), else 0.")
         out += "spotstore_draining \(gate.isDraining ? 1 : 0)\n"
         return out
+    }
+
+    /// The `# HELP` and `# TYPE` lines that open metric family `name`.
+    static func family(_ name: String, _ type: String, _ help: String) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
     }
 
     static func histogram(_ name: String, _ histogram: Histogram, bounds: [Double], labels: [(String, String)]) -> String {
