@@ -41,6 +41,7 @@ CONVERT=${CONVERT:-/usr/bin/convert}   # /usr/local/bin/convert may be a stand-i
 VENV=$HERE/.venv
 
 die() { printf 'thumbnails.sh: %s\n' "$*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 log() { printf '.. %s\n' "$*" >&2; }
 
 # --- tools ----------------------------------------------------------------------
@@ -57,15 +58,7 @@ fi
 
 # --- the binary -----------------------------------------------------------------
 if [[ $ONLY_REFERENCE != 1 ]]; then
-  if [[ -z ${SPOTSTORE:-} ]]; then
-    command -v swift >/dev/null || die "swift not found: install the toolchain or set SPOTSTORE=path/to/spotstore"
-    log "swift build -c release --product spotstore (a clean release build takes ~9 min)"
-    (cd "$ROOT" && swift build -c release --product spotstore) >&2 ||
-      die "swift build -c release --product spotstore failed (set SPOTSTORE=path to use another binary, or ONLY_REFERENCE=1 to measure only vipsthumbnail/djpeg)"
-    SPOTSTORE=$ROOT/.build/release/spotstore
-  fi
-  [[ -x $SPOTSTORE ]] || die "spotstore binary not found or not executable: $SPOTSTORE
-  build it with: swift build -c release --product spotstore   (or set SPOTSTORE=path; ONLY_REFERENCE=1 skips it)"
+  use_spotstore
 fi
 
 # --- corpus -----------------------------------------------------------------------
