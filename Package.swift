@@ -29,7 +29,12 @@ let package = Package(
         ),
         .target(name: "Media", dependencies: ["SpotCore", "CImageSupport"]),
         .target(name: "BlobStores", dependencies: ["SpotCore"]),
-        .target(name: "Catalogs", dependencies: ["SpotCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "Catalogs",
+            dependencies: [
+                "SpotCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
         .target(name: "Access", dependencies: ["SpotCore"]),
         .target(name: "Geocoder", dependencies: ["SpotCore"], resources: [.copy("Resources/places.bin")]),
         .target(
@@ -64,6 +69,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

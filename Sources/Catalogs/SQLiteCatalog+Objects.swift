@@ -19,6 +19,11 @@ extension SQLiteCatalog {
     /// The object, its spot and the damage marks of its blobs in one read transaction; the
     /// marks come with the object and thumbnail rows (no query of their own).
     public func objectForReading(at path: ObjectPath) async throws -> ObjectReading {
+        guard let memo else { return try readObjectForReading(at: path) }
+        return try memo.objectForReading(at: path) { try readObjectForReading(at: path) }
+    }
+
+    private func readObjectForReading(at path: ObjectPath) throws -> ObjectReading {
         try readNow { db in
             let spot = try path.topFolder.flatMap { try Self.spotState(bucket: path.bucket, id: $0, db) }
             guard let row = try Row.fetchOne(db.cachedStatement(sql: """

@@ -38,6 +38,11 @@ extension SQLiteCatalog {
 
     /// The user owning the token with this digest, or `nil` (a revoked token is gone).
     public func user(tokenDigest: Digest) async throws -> User? {
+        guard let memo else { return try readUser(tokenDigest: tokenDigest) }
+        return try memo.user(tokenDigest: tokenDigest) { try readUser(tokenDigest: tokenDigest) }
+    }
+
+    private func readUser(tokenDigest: Digest) throws -> User? {
         try readNow { db in
             guard let token = try Row.fetchOne(db.cachedStatement(sql: "SELECT digest, uid FROM tokens WHERE digest = ?"), arguments: [tokenDigest.hex]),
                   let stored = Digest(hex: token["digest"]), stored.equalsInConstantTime(tokenDigest)

@@ -15,12 +15,16 @@ public struct SQLiteCatalog: Catalog {
 
     /// Access to the database.
     let dbWriter: any DatabaseWriter
+    /// Keeps the answers of the reads every download makes while the file is unchanged
+    /// (none for a catalog in memory).
+    let memo: CatalogReadMemo?
 
     /// Wraps `dbWriter` and migrates its schema to the latest version.
     ///
     /// - important: Create `dbWriter` with `makeConfiguration()`.
-    init(_ dbWriter: any DatabaseWriter) throws {
+    init(_ dbWriter: any DatabaseWriter, memo: CatalogReadMemo? = nil) throws {
         self.dbWriter = dbWriter
+        self.memo = memo
         do {
             try Self.migrator.migrate(dbWriter)
         } catch {
@@ -35,7 +39,8 @@ public struct SQLiteCatalog: Catalog {
     /// Several processes may open the same file at once. Throws when the folder is missing,
     /// the file is not an SQLite database, or it was migrated by a newer SpotStore.
     public init(path: String) throws {
-        try self.init(DatabasePool(path: path, configuration: Self.makeConfiguration()))
+        let pool = try DatabasePool(path: path, configuration: Self.makeConfiguration())
+        try self.init(pool, memo: CatalogReadMemo(path: path))
     }
 
     /// A new, empty catalog in memory, for tests; it is gone when the last copy of the value is.

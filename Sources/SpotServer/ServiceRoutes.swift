@@ -23,11 +23,11 @@ extension ServiceRoutes {
     /// often lately; an `.unauthenticated` or `.forbidden` answer counts as a failure.
     func withFailuresCounted<Value>(_ context: SpotRequestContext, _ check: () async throws -> Value) async throws -> Value {
         let client = context.clientAddress
-        try await limiter.check(client)
+        try limiter.check(client)
         do {
             return try await check()
         } catch let error as SpotError where error.kind == .unauthenticated || error.kind == .forbidden {
-            await limiter.recordFailure(client)
+            limiter.recordFailure(client)
             throw error
         }
     }
@@ -39,7 +39,10 @@ extension ServiceRoutes {
         guard scheme.count == 7, zip(scheme, "bearer ".utf8).allSatisfy({ $0 | 0x20 == $1 }) else {
             throw SpotError(.unauthenticated, "the Authorization header must be 'Bearer <token>'")
         }
-        return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        // Trimmed of HTTP's optional whitespace (spaces and tabs), by bytes.
+        let token = header.utf8.dropFirst(7).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let end = token.lastIndex { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        return end.map { String(Substring(token[...$0])) } ?? ""
     }
 
     /// The request's JSON body of at most `limit` bytes as `type`; `.badRequest` showing

@@ -61,8 +61,8 @@ struct SpotRoutes: ServiceRoutes {
     }
 
     private func spotID(_ context: SpotRequestContext) throws -> String {
-        guard let id = context.parameters.get("spot")?.removingPercentEncoding else {
-            throw SpotError(.badRequest, "the spot id in the URL is not valid percent-encoding")
+        guard let id = context.parameters.get("spot").flatMap({ PercentDecoding.decode($0[...]) }) else {
+            throw SpotError(.badRequest, "the spot id in the URL is not valid percent-encoded UTF-8")
         }
         return id
     }

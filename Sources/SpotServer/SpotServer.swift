@@ -306,8 +306,8 @@ struct ObjectRoutes: ServiceRoutes {
         let bucket = try bucket(context)
         let raw = request.uri.path
         let prefix = "/v0/b/\(bucket)/o/"
-        guard raw.hasPrefix(prefix), let name = String(raw.dropFirst(prefix.count)).removingPercentEncoding else {
-            throw SpotError(.badRequest, "the object name in the URL is not valid percent-encoding")
+        guard raw.hasPrefix(prefix), let name = PercentDecoding.decode(raw.dropFirst(prefix.count)) else {
+            throw SpotError(.badRequest, "the object name in the URL is not valid percent-encoded UTF-8")
         }
         return try ObjectPath(bucket: bucket, name: name)
     }

@@ -10,13 +10,13 @@ import TestSupport
     @Test func blocksAnAddressAfterItsFailuresUntilTheyAgeOut() async throws {
         let limiter = FailedAuthenticationLimiter(maxFailures: 3)
         for second in 0..<3 {
-            try await limiter.check("10.0.0.1", now: Double(second))
-            await limiter.recordFailure("10.0.0.1", now: Double(second))
+            try limiter.check("10.0.0.1", now: Double(second))
+            limiter.recordFailure("10.0.0.1", now: Double(second))
         }
-        await #expect(throws: SpotError.self) { try await limiter.check("10.0.0.1", now: 3) }
-        try await limiter.check("10.0.0.2", now: 3)  // other addresses are not affected
-        await #expect(throws: SpotError.self) { try await limiter.check("10.0.0.1", now: 59.5) }
-        try await limiter.check("10.0.0.1", now: 60.5)  // the first failure aged out of the minute
+        #expect(throws: SpotError.self) { try limiter.check("10.0.0.1", now: 3) }
+        try limiter.check("10.0.0.2", now: 3)  // other addresses are not affected
+        #expect(throws: SpotError.self) { try limiter.check("10.0.0.1", now: 59.5) }
+        try limiter.check("10.0.0.1", now: 60.5)  // the first failure aged out of the minute
     }
 }
 
@@ -36,6 +36,19 @@ extension HTTPTests {
             return statuses
         }
         #expect(statuses == [.unauthorized, .unauthorized, .unauthorized, .tooManyRequests, .tooManyRequests])
+    }
+
+    @Test func theBearerSchemeIsCaseInsensitiveAndTheTokenTrimmedOfSpacesAndTabs() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        try await app(store).test(.router) { client in
+            let headers = ["Bearer \(token)", "bearer \(token)", "BEARER \t \(token) \t", "Bearer \(token)x", "Basic \(token)", "Bearer ", "Bearer"]
+            var statuses: [HTTPResponse.Status] = []
+            for header in headers {
+                statuses.append(try await client.execute(uri: "/v0/b/spots/o?prefix=", method: .get, headers: [.authorization: header]) { $0.status })
+            }
+            #expect(statuses == [.ok, .ok, .ok, .unauthorized, .unauthorized, .unauthorized, .unauthorized])
+        }
     }
 
     @Test func corsAnswersListedOriginsOnly() async throws {

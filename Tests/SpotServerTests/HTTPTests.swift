@@ -151,7 +151,7 @@ import TestSupport
 
     @Test(arguments: [
         "/v0/b/spots/o/..%2F..%2Fcatalog.sqlite", "/v0/b/spots/o/x/../../etc", "/v0/b/spots/o/%2e%2e%2Fx",
-        "/v0/b/spots/o/x%2F%00.jpg", "/v0/b/spots/o/x%2F%zz.jpg", "/v0/b/spots/o/%2Fx.jpg",
+        "/v0/b/spots/o/x%2F%00.jpg", "/v0/b/spots/o/x%2F%zz.jpg", "/v0/b/spots/o/%2Fx.jpg", "/v0/b/spots/o/x%2F%FF.jpg",
     ])
     func pathTraversalGets400AndTouchesNothing(uri: String) async throws {
         let store = try TestStore()
