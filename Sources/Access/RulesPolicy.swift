@@ -109,10 +109,12 @@ public struct RulesPolicy: AccessPolicy {
             }
         }
         let limits = mergedLimits(limitBlocks.sorted().flatMap { blocks[$0].limits })
-        let target = "\(request.operation.rawValue) of \(request.bucket)/\(request.name)"
-        let who = request.auth.map { "for \($0.uid)" } ?? "when not signed in"
+        // Only refusals explain what was asked, by whom.
+        func refused() -> String {
+            "\(request.operation.rawValue) of \(request.bucket)/\(request.name) " + (request.auth.map { "for \($0.uid)" } ?? "when not signed in")
+        }
         guard !candidates.isEmpty else {
-            return Decision(allowed: false, rule: nil, explanation: "no rule matches \(target) \(who)", limits: limits)
+            return Decision(allowed: false, rule: nil, explanation: "no rule matches \(refused())", limits: limits)
         }
         candidates.sort { $0.allow.location < $1.allow.location }
         let globals = Self.globals(for: request)
@@ -133,7 +135,7 @@ public struct RulesPolicy: AccessPolicy {
             }
         }
         let shown = failures.prefix(3).joined(separator: ", ") + (failures.count > 3 ? ", and \(failures.count - 3) more" : "")
-        return Decision(allowed: false, rule: nil, explanation: "no rule allows \(target) \(who) (\(shown))", limits: limits)
+        return Decision(allowed: false, rule: nil, explanation: "no rule allows \(refused()) (\(shown))", limits: limits)
     }
 
     private func allowed(by allow: AllowStatement, limits: UploadLimits) -> Decision {

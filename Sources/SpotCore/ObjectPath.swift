@@ -18,7 +18,8 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
     ///   character (`/` + U+0301).
     public init(bucket: String, name: String) throws(SpotError) {
         try Self.validate(bucket: bucket)
-        let normalized = name.precomposedStringWithCanonicalMapping
+        // ASCII is its own NFC form; Foundation's normalisation costs as much as a catalog read.
+        let normalized = name.utf8.allSatisfy { $0 < 0x80 } ? name : name.precomposedStringWithCanonicalMapping
         guard !normalized.isEmpty else { throw SpotError(.badRequest, "the object name is empty") }
         guard normalized.utf8.count <= Self.maxNameBytes else {
             throw SpotError(.badRequest, "the object name is \(normalized.utf8.count) bytes; at most \(Self.maxNameBytes) are allowed")

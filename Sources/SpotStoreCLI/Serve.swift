@@ -58,7 +58,7 @@ extension SpotStoreCommand {
             // cores, thumbnails are served about 2× faster (bench/load.sh). Blocking work
             // stays off these threads as it stayed off the cooperative ones (`OffPoolRunner`).
             NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-            var logger = Logger(label: "spotstore")
+            var logger = Logger(label: "spotstore") { LogLineHandler(label: $0) }
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
             let layout = storeOptions.layout
             let policy = ReloadablePolicy(try layout.loadRules(from: rules))
