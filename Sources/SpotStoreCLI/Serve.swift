@@ -53,10 +53,11 @@ extension SpotStoreCommand {
         }
 
         func run() async throws {
-            // Request handlers then run on the event loops that read and write their
+            // Request handlers then run on NIO's event loops, which read and write the
             // connections, with no hop to Swift's cooperative threads and back: on two
-            // cores, thumbnails are served about 2× faster (bench/load.sh). Blocking work
-            // stays off these threads as it stayed off the cooperative ones (`OffPoolRunner`).
+            // cores, thumbnails are served about 1.6× faster (bench/load.sh). Image work
+            // still runs on threads of its own (`OffPoolRunner`); what runs here are the
+            // short synchronous catalog reads and blob I/O that ran on the cooperative threads.
             NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
             var logger = Logger(label: "spotstore") { LogLineHandler(label: $0) }
             logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
