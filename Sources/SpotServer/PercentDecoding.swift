@@ -2,10 +2,10 @@
 /// does, without its detour through `NSString`, which cost more than the rest of a
 /// thumbnail request's routing. Bytes that are not UTF-8 are refused, where Foundation
 /// replaces them with U+FFFD and so would silently rename an object.
-enum PercentDecoding {
+public enum PercentDecoding {
     /// `text` with every `%XX` replaced by its byte; `nil` when a `%` is not followed by
     /// two hex digits or the bytes are not UTF-8. `+` stays `+` (it means space only in forms).
-    static func decode(_ text: Substring) -> String? {
+    public static func decode(_ text: Substring) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var rest = text.utf8[...]
