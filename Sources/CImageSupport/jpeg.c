@@ -32,9 +32,17 @@ static void jpeg_fail(j_common_ptr cinfo) {
     longjmp(failure->jump, 1);
 }
 
-// Warnings that mean the pixels would be partly invented (grey fill, resync garbage).
-static int is_corrupt_data_warning(int code) {
-    switch (code) {
+// Bytes a scan left unread before the next marker that are still padding, as some
+// encoders leave before EOI; more mean the scan's data was damaged and decoded as
+// something else (a flipped bit ends the scan early).
+#define CIS_MAX_PADDING_BYTES 16
+
+// Warnings that mean the pixels would be partly invented (grey fill, resync garbage,
+// damaged scan data).
+static int is_corrupt_data_warning(const struct jpeg_error_mgr *err) {
+    switch (err->msg_code) {
+    case JWRN_EXTRANEOUS_DATA:
+        return err->msg_parm.i[0] > CIS_MAX_PADDING_BYTES;
     case JWRN_JPEG_EOF:
     case JWRN_HIT_MARKER:
     case JWRN_HUFF_BAD_CODE:
@@ -50,7 +58,7 @@ static int is_corrupt_data_warning(int code) {
 
 static void jpeg_emit(j_common_ptr cinfo, int level) {
     if (level < 0) {
-        if (is_corrupt_data_warning(cinfo->err->msg_code)) jpeg_fail(cinfo);
+        if (is_corrupt_data_warning(cinfo->err)) jpeg_fail(cinfo);
         cinfo->err->num_warnings++;
     }
 }

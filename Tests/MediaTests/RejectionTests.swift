@@ -31,6 +31,8 @@ import Testing
         Refusal(path: "bad/truncated.jpg", kind: .invalidContent, words: ["JPEG", "truncated or corrupt", "Premature end of JPEG file"]),
         Refusal(path: "bad/truncated.png", kind: .invalidContent, words: ["PNG", "truncated or corrupt"]),
         Refusal(path: "bad/header-only.jpg", kind: .invalidContent, words: ["JPEG", "truncated or corrupt"]),
+        // Bytes flipped inside the scan: it decodes, but ends 54 bytes early.
+        Refusal(path: "bad/damaged-scan.jpg", kind: .invalidContent, words: ["JPEG", "54 extraneous bytes"]),
         // A decompression bomb: refused from the header (only the header knows 65000×65000).
         Refusal(path: "bad/huge-header.jpg", kind: .invalidContent, words: ["65000×65000", "4225.0 megapixels", "100.0 megapixels"]),
         Refusal(path: "bad/not-a-jpeg.jpg", kind: .unsupportedMediaType, words: ["not a JPEG or PNG"]),
@@ -47,6 +49,24 @@ import Testing
     @Test func truncatedJPEGIsRefusedEvenWithoutThumbnails() throws {
         let error = try error(analyzing: "bad/truncated.jpg", with: PhotoAnalyzer(thumbnailSizes: []))
         #expect(error.kind == .invalidContent)
+    }
+
+    /// A few unread bytes before EOI are padding some encoders write: accepted. Many are
+    /// damaged scan data (as in `bad/damaged-scan.jpg`): refused.
+    @Test func paddingBeforeTheEndIsAcceptedUpToAFewBytes() throws {
+        let original = try Fixtures.bytes("photos/coffee.jpg")
+        #expect(Array(original.suffix(2)) == [0xFF, 0xD9])
+        func withBytesBeforeEOI(_ count: Int) -> [UInt8] {
+            Array(original.dropLast(2)) + Array(repeating: 0x00, count: count) + [0xFF, 0xD9]
+        }
+        _ = try analyzer.analyze(withBytesBeforeEOI(4))
+        do {
+            _ = try analyzer.analyze(withBytesBeforeEOI(200))
+            Issue.record("200 unread bytes were accepted")
+        } catch {
+            #expect(error.kind == .invalidContent)
+            #expect(error.message.contains("extraneous bytes before marker 0xd9"), "\(error.message)")
+        }
     }
 
     @Test func pixelLimitIsConfigurable() throws {
