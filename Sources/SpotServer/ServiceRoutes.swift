@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import SpotCore
 import SpotService
 
@@ -46,10 +47,15 @@ extension ServiceRoutes {
     }
 
     /// The request's JSON body of at most `limit` bytes as `type`; `.badRequest` showing
-    /// `example` when it is not that JSON.
+    /// `example` when it is not that JSON, `.tooLarge` when it is longer.
     func decodeBody<Body: Decodable>(_ type: Body.Type, of request: Request, upTo limit: Int, example: String) async throws -> Body {
         var request = request
-        let body = try await request.collectBody(upTo: limit)
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw SpotError(.tooLarge, "the body is over \(limit / 1024) KiB; it must be JSON like \(example)")
+        }
         do {
             return try JSONDecoder().decode(type, from: Data(buffer: body))
         } catch {

@@ -46,6 +46,7 @@ public enum SpotServer {
         let limiter = FailedAuthenticationLimiter(maxFailures: configuration.maxFailedAuthentications)
         let api = ObjectRoutes(service: service, limiter: limiter, metrics: metrics, gate: gate)
         router.get("/healthz") { _, _ in "ok\n" }
+        router.head("/healthz") { _, _ in HTTPResponse.Status.ok }
         router.get("/metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
@@ -291,6 +292,11 @@ struct ObjectRoutes: ServiceRoutes {
     private func upload(_ request: Request, _ context: SpotRequestContext, to path: ObjectPath) async throws -> Response {
         guard gate.enter() else { throw UploadGate.Draining() }
         defer { gate.leave() }
+        // Only chunked framing is undone; a body in another transfer coding (gzip) would be
+        // stored still encoded.
+        if let coding = request.headers[.transferEncoding], coding.lowercased() != "chunked" {
+            throw SpotError(.badRequest, "the transfer coding '\(coding)' is not supported; send the body as is or chunked")
+        }
         let user = try await authenticate(request, context)
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         let object = try await service.upload(

@@ -39,6 +39,9 @@ extension HTTPTests {
         #expect(try await check(alice, "not json").0 == .badRequest)
         let tooMany = (0...1000).map { _ in "\"\(unknown)\"" }.joined(separator: ",")
         #expect(try await check(alice, #"{"digests": [\#(tooMany)]}"#).0 == .badRequest)
+        // A body over the 256 KiB a full batch needs is refused before it is parsed (it was a 500).
+        let huge = (0..<5000).map { _ in "\"\(unknown)\"" }.joined(separator: ",")
+        #expect(try await check(alice, #"{"digests": [\#(huge)]}"#).0 == .contentTooLarge)
         #expect(try await check(alice, #"{"digests": [], "probe": "../x"}"#).0 == .badRequest)
     }
 }

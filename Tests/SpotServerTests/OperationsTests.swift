@@ -110,6 +110,19 @@ import TestSupport
         }
     }
 
+    /// Monitors may probe with HEAD as well as GET (HEAD was 404).
+    @Test func healthAnswersGetAndHead() async throws {
+        let store = try TestStore()
+        try await app(store, records: LogRecords()).test(.router) { client in
+            try await client.execute(uri: "/healthz", method: .get) { response in
+                #expect(response.status == .ok && String(buffer: response.body) == "ok\n")
+            }
+            try await client.execute(uri: "/healthz", method: .head) { response in
+                #expect(response.status == .ok && response.body.readableBytes == 0)
+            }
+        }
+    }
+
     @Test func requestIDIsEchoedOrMadeAndOnEveryLogLine() async throws {
         let store = try TestStore()
         let (_, token) = try await store.user("alice")

@@ -45,5 +45,21 @@ extension BinaryTests {
             try next.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
             #expect(next.receiveResponse().hasPrefix("HTTP/1.1 200"))
         }
+
+        /// Only chunked framing is undone: a body in another transfer coding would be stored
+        /// still encoded, so it is refused (it was stored, gzip bytes and all), and nothing is stored.
+        @Test func aTransferCodingOtherThanChunkedGets400() async throws {
+            let (server, port, token) = try await serve()
+            defer { server.terminate() }
+            let connection = try ShutdownTests.RawConnection(port: port)
+            try connection.send(Array(("PUT /v0/b/media/o/alice%2Fcoded.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Transfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n").utf8))
+            let answer = connection.receiveResponse()
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(300))")
+            #expect(answer.contains("transfer coding 'gzip, chunked' is not supported"), "\(answer.prefix(300))")
+            let check = try ShutdownTests.RawConnection(port: port)
+            try check.send(Array("GET /v0/b/media/o/alice%2Fcoded.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8))
+            #expect(check.receiveResponse().hasPrefix("HTTP/1.1 404"))
+        }
     }
 }
