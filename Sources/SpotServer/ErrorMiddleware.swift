@@ -42,22 +42,28 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func response(status: HTTPResponse.Status, message: String) -> Response {
-        let body = ErrorBody(error: .init(code: status.code, message: message))
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let json = (try? encoder.encode(body)) ?? Data(#"{"error":{"code":500,"message":"internal error"}}"#.utf8)
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         if status == .tooManyRequests { headers[.retryAfter] = String(FailedAuthenticationLimiter.windowSeconds) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: json)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ErrorBody.json(status: status, message: message)))
     }
+}
 
-    struct ErrorBody: Encodable {
-        struct Detail: Encodable {
-            let code: Int
-            let message: String
-        }
-        let error: Detail
+/// The body of every error answer: `{"error":{"code":…,"message":…}}`.
+struct ErrorBody: Encodable {
+    struct Detail: Encodable {
+        let code: Int
+        let message: String
+    }
+    let error: Detail
+
+    /// The JSON of an error answer with `status` and `message`.
+    static func json(status: HTTPResponse.Status, message: String) -> ByteBuffer {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = (try? encoder.encode(ErrorBody(error: .init(code: status.code, message: message))))
+            ?? Data(#"{"error":{"code":500,"message":"internal error"}}"#.utf8)
+        return ByteBuffer(bytes: json)
     }
 }

@@ -2,20 +2,52 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 
-/// Answers a request head carrying `Expect: 100-continue` with `100 Continue` at once, so
-/// clients that ask first (curl does for bodies over 1 MiB) send the body without waiting
-/// a second for an answer that would otherwise never come. The request itself is then
-/// decided as usual, body and all.
+/// Answers a request's `Expect` header before the request reaches the router.
+///
+/// `Expect: 100-continue` gets `100 Continue` at once, so clients that ask first (curl
+/// does for bodies over 1 MiB) send the body without waiting a second for an answer that
+/// would otherwise never come; the request itself is then decided as usual, body and all.
+/// Any other expectation gets `417 Expectation Failed` (RFC 9110 §10.1.1) and the request,
+/// body included, is dropped; the connection stays usable for the next request.
 final class ExpectContinueHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundOut = HTTPResponsePart
 
+    /// Whether the parts being read belong to a request that was answered 417.
+    private var droppingRequest = false
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let request) = unwrapInboundIn(data),
-           request.headerFields[.expect]?.lowercased() == "100-continue" {
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            guard let expectation = request.headerFields[.expect] else { break }
+            if expectation.lowercased() == "100-continue" {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            } else {
+                droppingRequest = true
+                Self.refuse(expectation, context: context)
+                return
+            }
+        case .body:
+            if droppingRequest { return }
+        case .end:
+            if droppingRequest {
+                droppingRequest = false
+                return
+            }
         }
         context.fireChannelRead(data)
+    }
+
+    /// Writes the 417 answer to an `Expect: expectation` this server cannot meet.
+    private static func refuse(_ expectation: String, context: ChannelHandlerContext) {
+        let message = ErrorBody.json(
+            status: .expectationFailed, message: "the expectation '\(expectation)' is not supported; only Expect: 100-continue is")
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.contentLength] = String(message.readableBytes)
+        context.write(NIOAny(HTTPResponsePart.head(HTTPResponse(status: .expectationFailed, headerFields: headers))), promise: nil)
+        context.write(NIOAny(HTTPResponsePart.body(message)), promise: nil)
+        context.writeAndFlush(NIOAny(HTTPResponsePart.end(nil)), promise: nil)
     }
 }

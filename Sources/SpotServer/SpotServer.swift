@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 import SpotCore
 import SpotService
@@ -15,12 +16,16 @@ public struct ServerConfiguration: Sendable {
     public var maxFailedAuthentications: Int
     /// How long a graceful shutdown (SIGTERM) lets in-flight uploads finish before it stops anyway.
     public var uploadDrainTimeout: Duration
+    /// How long a connection may send nothing (no request, or a request head or body cut
+    /// short) before it is closed. Connections waiting for their answer are never closed.
+    public var idleTimeout: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20,
-        uploadDrainTimeout: Duration = .seconds(30)
+        uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60)
     ) {
         self.uploadDrainTimeout = uploadDrainTimeout
+        self.idleTimeout = idleTimeout
         self.host = host
         self.port = port
         self.corsOrigins = corsOrigins
@@ -74,7 +79,8 @@ public enum SpotServer {
     ) -> some ApplicationProtocol {
         Application(
             router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate),
-            server: .http1(configuration: .init(additionalChannelHandlers: [ExpectContinueHandler()])),
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [ExpectContinueHandler()], idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "spotstore"),
             logger: logger)
     }

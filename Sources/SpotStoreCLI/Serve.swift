@@ -42,6 +42,9 @@ extension SpotStoreCommand {
         @Option(help: ArgumentHelp("How long SIGTERM lets in-flight uploads finish before the server stops anyway (like 30s or 2m).", valueName: "duration"))
         var drainTimeout: String = "30s"
 
+        @Option(help: ArgumentHelp("How long a connection may send nothing (no request, or one cut short) before it is closed (like 60s or 5m).", valueName: "duration"))
+        var idleTimeout: String = "60s"
+
         @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
         var logLevel: String = "info"
 
@@ -49,6 +52,7 @@ extension SpotStoreCommand {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
             guard maxFailedAuth >= 1 else { throw ValidationError("--max-failed-auth must be at least 1") }
             _ = try parseDuration(drainTimeout)
+            guard try parseDuration(idleTimeout) > 0 else { throw ValidationError("--idle-timeout must be more than 0") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
         }
 
@@ -75,8 +79,13 @@ extension SpotStoreCommand {
                 service: service,
                 configuration: .init(
                     host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
-                    uploadDrainTimeout: .milliseconds(Int64(try parseDuration(drainTimeout) * 1000))),
+                    uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout)),
                 logger: logger)
+        }
+
+        /// A duration option (`30s`, `2m`) as a `Duration`.
+        static func duration(_ text: String) throws -> Duration {
+            .milliseconds(Int64(try parseDuration(text) * 1000))
         }
 
         /// Reloads `file` into `policy` on every SIGHUP; a file with errors is logged and the

@@ -6,11 +6,11 @@ extension BinaryTests {
     /// Requests written byte by byte, for what HTTP clients do not normally send.
     @Suite struct RawRequestTests {
         /// A new store with alice, and a server on it: (server, port, alice's token).
-        func serve() async throws -> (Process, Int, String) {
+        func serve(_ arguments: [String] = []) async throws -> (Process, Int, String) {
             let store = NSTemporaryDirectory() + "spotstore-raw-\(UUID().uuidString)"
             let added = try BinaryTests.run(["users", "add", "alice", "--store", store])
             let token = try #require(added.stdout.split(separator: "\n").last.map(String.init))
-            let (server, url) = try await BinaryTests.startServer(store: store)
+            let (server, url) = try await BinaryTests.startServer(store: store, arguments: arguments)
             return (server, try #require(Int(url.split(separator: ":").last!)), token)
         }
 
@@ -60,6 +60,54 @@ extension BinaryTests {
             let check = try ShutdownTests.RawConnection(port: port)
             try check.send(Array("GET /v0/b/media/o/alice%2Fcoded.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8))
             #expect(check.receiveResponse().hasPrefix("HTTP/1.1 404"))
+        }
+    
+        /// An expectation other than 100-continue cannot be met: 417, the request and its body
+        /// are dropped (nothing is stored), and the connection serves the next request.
+        @Test func anExpectationOtherThanContinueGets417() async throws {
+            let (server, port, token) = try await serve()
+            defer { server.terminate() }
+            let connection = try ShutdownTests.RawConnection(port: port)
+            try connection.send(Array(("PUT /v0/b/media/o/alice%2Fexpected.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Length: 5\r\nExpect: 200-ok\r\n\r\nhello").utf8))
+            let answer = connection.receiveResponse()
+            #expect(answer.hasPrefix("HTTP/1.1 417"), "\(answer.prefix(300))")
+            #expect(answer.contains("the expectation '200-ok' is not supported"), "\(answer.prefix(300))")
+            try connection.send(Array("GET /v0/b/media/o/alice%2Fexpected.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8))
+            let next = connection.receiveResponse()
+            #expect(next.hasPrefix("HTTP/1.1 404"), "\(next.prefix(300))")
+        }
+
+        /// A connection that sends nothing, or stops halfway through a request head or body,
+        /// is closed after `--idle-timeout`; one whose answer is still being read is not, however
+        /// slowly the client reads.
+        @Test func idleConnectionsAreClosedButSlowReadersAreNot() async throws {
+            let (server, port, token) = try await serve(["--idle-timeout", "1s"])
+            defer { server.terminate() }
+            let silent = try ShutdownTests.RawConnection(port: port)
+            let halfHead = try ShutdownTests.RawConnection(port: port)
+            try halfHead.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8))
+            let halfBody = try ShutdownTests.RawConnection(port: port)
+            try halfBody.send(Array(("PUT /v0/b/media/o/alice%2Fhalf.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Length: 10\r\n\r\nhalf").utf8))
+            for connection in [silent, halfHead, halfBody] {
+                #expect(connection.receiveUntilClosed(limit: 30).closed)
+            }
+
+            let bytes = randomBytes(24 * 1024 * 1024)
+            let upload = try ShutdownTests.RawConnection(port: port)
+            try upload.send(Array(("PUT /v0/b/media/o/alice%2Fbig.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Length: \(bytes.count)\r\n\r\n").utf8) + bytes)
+            #expect(upload.receiveResponse().hasPrefix("HTTP/1.1 200"))
+            let download = try ShutdownTests.RawConnection(port: port)
+            try download.send(Array(("GET /v0/b/media/o/alice%2Fbig.bin?alt=media HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Connection: close\r\n\r\n").utf8))
+            // The server fills the socket buffers, then waits on this client for longer than the timeout.
+            try await Task.sleep(for: .seconds(3))
+            let answer = download.receiveUntilClosed().bytes
+            let head = try #require(answer.firstRange(of: Array("\r\n\r\n".utf8)))
+            #expect(String(decoding: answer[..<head.lowerBound], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+            #expect(Array(answer[head.upperBound...]) == bytes)
         }
     }
 }

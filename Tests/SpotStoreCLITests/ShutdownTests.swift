@@ -40,22 +40,34 @@ extension BinaryTests {
 
             /// Everything the server sends until it closes the connection or `limit` seconds pass.
             func receiveResponse(limit: Int = 20) -> String {
+                // One response is enough: stop once the JSON body is complete.
+                let (received, _) = receive(limit: limit) { received in
+                    let text = String(decoding: received, as: UTF8.self)
+                    guard let end = text.range(of: "\r\n\r\n"), let length = Self.contentLength(text[..<end.lowerBound]) else { return false }
+                    return received.count >= text[..<end.upperBound].utf8.count + length
+                }
+                return String(decoding: received, as: UTF8.self)
+            }
+
+            /// Every byte the server sends until it closes the connection, and whether it did
+            /// (rather than send nothing for `limit` seconds).
+            func receiveUntilClosed(limit: Int = 20) -> (bytes: [UInt8], closed: Bool) {
+                receive(limit: limit) { _ in false }
+            }
+
+            /// What the server sends until `isEnough` says so, it closes the connection
+            /// (`closed`), or it sends nothing for `limit` seconds.
+            private func receive(limit: Int, until isEnough: ([UInt8]) -> Bool) -> (bytes: [UInt8], closed: Bool) {
                 var timeout = timeval(tv_sec: limit, tv_usec: 0)
                 setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                 var received: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 65536)
                 while true {
                     let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-                    guard count > 0 else { break }
+                    guard count > 0 else { return (received, count == 0) }
                     received += buffer[..<count]
-                    // One response is enough: stop once the JSON body is complete.
-                    let text = String(decoding: received, as: UTF8.self)
-                    if let end = text.range(of: "\r\n\r\n"), let length = Self.contentLength(text[..<end.lowerBound]),
-                       received.count >= text[..<end.upperBound].utf8.count + length {
-                        break
-                    }
+                    if isEnough(received) { return (received, false) }
                 }
-                return String(decoding: received, as: UTF8.self)
             }
 
             static func contentLength(_ head: Substring) -> Int? {
