@@ -65,12 +65,21 @@ missing=()
 command -v wrk >/dev/null || missing+=(wrk)
 command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
 command -v curl >/dev/null || missing+=(curl)
-command -v convert >/dev/null || missing+=(imagemagick)
+# ImageMagick's convert: the first on PATH may be another program of that name.
+imagemagick() {
+  local candidate
+  for candidate in "$(command -v convert)" /usr/bin/convert; do
+    [[ -x $candidate ]] && "$candidate" -version 2>/dev/null | grep -q ImageMagick && { echo "$candidate"; return 0; }
+  done
+  return 1
+}
+imagemagick >/dev/null || missing+=(imagemagick)
 if ((${#missing[@]})); then
   log "installing ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+CONVERT=$(imagemagick) || die "ImageMagick's convert is missing (apt-get install imagemagick)"
 [[ $("$NGINX" -V 2>&1) == *--with-http_dav_module* ]] || die "$NGINX has no WebDAV module (--with-http_dav_module); install Debian's nginx"
 V_NGINX=$("$NGINX" -v 2>&1 | sed 's/^nginx version: //')
 V_WRK=$({ wrk -v 2>&1 || true; } | sed -n 1p | awk '{print $1, $2}')
@@ -100,8 +109,8 @@ for ((i = 1; i <= PHOTOS; i++)); do
   printf '%s\0' "$i"
 done | xargs -0 -P "$(nproc)" -I{} sh -c '
   n=$(printf %03d "$1")
-  convert -seed "$((100 + $1))" -size 200x150 xc:gray +noise Random -filter Point -resize 4000x3000! \
-    -seed "$((200 + $1))" -attenuate 0.4 +noise Gaussian -quality 90 -sampling-factor 4:2:0 "$2/photo_$n.jpg"' _ {} "$IN" ||
+  "$3" -seed "$((100 + $1))" -size 200x150 xc:gray +noise Random -filter Point -resize 4000x3000! \
+    -seed "$((200 + $1))" -attenuate 0.4 +noise Gaussian -quality 90 -sampling-factor 4:2:0 "$2/photo_$n.jpg"' _ {} "$IN" "$CONVERT" ||
   die "ImageMagick (convert) failed to make the photos"
 
 # --- store, rules, server -----------------------------------------------------------------------
