@@ -25,7 +25,7 @@ struct StoreLayout {
     /// `serving` adds what only the server needs: the bundled geocoder and the URL-signing key.
     /// Admin commands never consult `policy`; it defaults to the default rules.
     func openService(serving: Bool = false, policy: (any AccessPolicy)? = nil) throws -> StorageService {
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try prepareRoot()
         return try StorageService(
             catalog: try SQLiteCatalog(path: catalogPath),
             blobs: try FileSystemBlobStore(root: blobsPath),
@@ -34,13 +34,23 @@ struct StoreLayout {
             configuration: ServiceConfiguration(temporaryDirectory: temporaryPath, signingKey: serving ? try secretKey() : nil))
     }
 
+    /// Creates the store's folder when missing.
+    /// - Throws: when it is not writable, saying so (SQLite would say only "unable to open
+    ///   database file").
+    func prepareRoot() throws {
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        guard access(root, W_OK) == 0 else {
+            throw SpotError(.internal, "the store \(root) is not writable (\(String(cString: strerror(errno)))): SpotStore keeps the catalog's journal, temp files and blobs there, even to read")
+        }
+    }
+
     /// The rules in `file`, or in `rules` of the store (written from the default rules
     /// when absent).
     /// - Throws: `RulesError` listing every problem with line and column; a missing `file`.
     func loadRules(from file: String?) throws -> RulesPolicy {
         let path = file ?? rulesPath
         if file == nil, !FileManager.default.fileExists(atPath: path) {
-            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try prepareRoot()
             try Data(RulesPolicy.defaultText.utf8).write(to: URL(fileURLWithPath: path), options: .withoutOverwriting)
         }
         return try RulesPolicy(text: try readRules(path), fileName: path)

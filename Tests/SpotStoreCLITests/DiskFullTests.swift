@@ -98,5 +98,25 @@ extension BinaryTests {
             let fsck = try BinaryTests.run(["fsck", "--store", store])
             #expect(fsck.status == 0, "\(fsck.stdout)\(fsck.stderr)")
         }
+    
+        /// A store on a read-only file system: commands that open it say so, instead of
+        /// SQLite's "unable to open database file".
+        @Test func aReadOnlyStoreIsNamedAsSuch() throws {
+            let mountPoint = NSTemporaryDirectory() + "spotstore-readonly-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+            try Self.system("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mountPoint])
+            defer {
+                try? Self.system("/bin/umount", [mountPoint])
+                try? FileManager.default.removeItem(atPath: mountPoint)
+            }
+            let store = mountPoint + "/storage"
+            #expect(try BinaryTests.run(["users", "add", "alice", "--store", store]).status == 0)
+            try Self.system("/bin/mount", ["-o", "remount,ro", mountPoint])
+            for command in [["serve", "--port", "0"], ["fsck"], ["users", "add", "bob"]] {
+                let result = try BinaryTests.run(command + ["--store", store])
+                #expect(result.status != 0)
+                #expect(result.stderr.contains("the store \(store) is not writable (Read-only file system)"), "\(command): \(result.stderr)")
+            }
+        }
     }
 }
