@@ -34,6 +34,19 @@ extension BinaryTests {
             return ((response as? HTTPURLResponse)?.statusCode ?? 0, [UInt8](data))
         }
 
+        /// A new 8 MiB tmpfs; returns where it is mounted.
+        static func mountSmallDisk() throws -> String {
+            let mountPoint = NSTemporaryDirectory() + "spotstore-disk-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+            try system("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mountPoint])
+            return mountPoint
+        }
+
+        static func unmount(_ mountPoint: String) {
+            try? system("/bin/umount", [mountPoint])
+            try? FileManager.default.removeItem(atPath: mountPoint)
+        }
+
         /// Writes zeros to `path` until the file system refuses, leaving it full.
         static func fill(_ path: String) {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -43,13 +56,8 @@ extension BinaryTests {
         }
 
         @Test func aFullDiskGives507AndKeepsTheStoreConsistent() async throws {
-            let mountPoint = NSTemporaryDirectory() + "spotstore-full-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-            try Self.system("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mountPoint])
-            defer {
-                try? Self.system("/bin/umount", [mountPoint])
-                try? FileManager.default.removeItem(atPath: mountPoint)
-            }
+            let mountPoint = try Self.mountSmallDisk()
+            defer { Self.unmount(mountPoint) }
             let store = mountPoint + "/storage"
             let added = try BinaryTests.run(["users", "add", "alice", "--store", store])
             #expect(added.status == 0)
@@ -98,17 +106,12 @@ extension BinaryTests {
             let fsck = try BinaryTests.run(["fsck", "--store", store])
             #expect(fsck.status == 0, "\(fsck.stdout)\(fsck.stderr)")
         }
-    
+
         /// A store on a read-only file system: commands that open it say so, instead of
         /// SQLite's "unable to open database file".
         @Test func aReadOnlyStoreIsNamedAsSuch() throws {
-            let mountPoint = NSTemporaryDirectory() + "spotstore-readonly-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-            try Self.system("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mountPoint])
-            defer {
-                try? Self.system("/bin/umount", [mountPoint])
-                try? FileManager.default.removeItem(atPath: mountPoint)
-            }
+            let mountPoint = try Self.mountSmallDisk()
+            defer { Self.unmount(mountPoint) }
             let store = mountPoint + "/storage"
             #expect(try BinaryTests.run(["users", "add", "alice", "--store", store]).status == 0)
             try Self.system("/bin/mount", ["-o", "remount,ro", mountPoint])
