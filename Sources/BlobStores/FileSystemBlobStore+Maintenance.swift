@@ -65,17 +65,19 @@ extension FileSystemBlobStore {
 
     public func remove(_ digest: Digest, ifModifiedBefore cutoff: Date) async throws -> Bool {
         let path = path(of: digest)
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT { return false }
-            throw SpotError.fromErrno("cannot stat blob \(digest)")
+        return try withRemovalLock(exclusive: true) {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                if errno == ENOENT { return false }
+                throw SpotError.fromErrno("cannot stat blob \(digest)")
+            }
+            guard Self.modificationDate(info) < cutoff else { return false }
+            guard unlink(path) == 0 else {
+                if errno == ENOENT { return false }
+                throw SpotError.fromErrno("cannot remove blob \(digest)")
+            }
+            return true
         }
-        guard Self.modificationDate(info) < cutoff else { return false }
-        guard unlink(path) == 0 else {
-            if errno == ENOENT { return false }
-            throw SpotError.fromErrno("cannot remove blob \(digest)")
-        }
-        return true
     }
 
     static func modificationDate(_ info: stat) -> Date {
@@ -88,8 +90,29 @@ extension FileSystemBlobStore {
     }
 }
 
-/// Sets the modification time of `path` to now; failures are ignored (the blob is there
-/// either way; only `gc`'s grace period for it starts earlier).
-func touch(_ path: String) {
-    _ = utimensat(AT_FDCWD, path, nil, 0)
+extension FileSystemBlobStore {
+    /// Whether the blob file at `path` exists; when it does, its modification time is set to
+    /// now. Both happen under the shared removal lock, so `remove(_:ifModifiedBefore:)`
+    /// cannot remove the blob between this finding it and refreshing its time (which would
+    /// leave the catalog commit that follows naming a blob that is gone).
+    func refreshIfPresent(_ path: String) throws -> Bool {
+        try withRemovalLock(exclusive: false) {
+            utimensat(AT_FDCWD, path, nil, 0) == 0 || errno != ENOENT
+        }
+    }
+
+    /// Runs `body` holding `root/removal.lock` (flock): shared while a writer refreshes an
+    /// existing blob, exclusive while `gc` checks a blob's time and removes it. It works
+    /// across processes (`spotstore gc` next to a running server); each call opens its own
+    /// descriptor, because flock locks taken through one descriptor do not exclude each other.
+    func withRemovalLock<T>(exclusive: Bool, _ body: () throws -> T) throws -> T {
+        let lockPath = "\(root)/removal.lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SpotError.fromErrno("cannot open \(lockPath)") }
+        defer { close(fd) }
+        while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 {
+            guard errno == EINTR else { throw SpotError.fromErrno("cannot lock \(lockPath)") }
+        }
+        return try body()
+    }
 }

@@ -30,9 +30,8 @@ public struct FileSystemBlobStore: BlobStore {
 
     public func store(fileAt source: String, as digest: Digest) async throws {
         let destination = path(of: digest)
-        if FileManager.default.fileExists(atPath: destination) {
+        if try refreshIfPresent(destination) {
             try? FileManager.default.removeItem(atPath: source)
-            touch(destination)
             return
         }
         let directory = try makeShardDirectory(for: destination)
@@ -50,7 +49,7 @@ public struct FileSystemBlobStore: BlobStore {
 
     public func store(_ bytes: [UInt8], as digest: Digest) async throws {
         let destination = path(of: digest)
-        guard !FileManager.default.fileExists(atPath: destination) else { return touch(destination) }
+        guard try !refreshIfPresent(destination) else { return }
         try writeDurably(bytes, to: destination, directory: try makeShardDirectory(for: destination))
     }
 

@@ -5,7 +5,9 @@ import Foundation
 /// Backends trust their input: hashing, the size limit and the digest check happen once,
 /// above every backend (`SpotService.BlobWriter`). A blob is never modified in place.
 /// Storing a digest that already exists keeps the existing blob and refreshes its
-/// modification time, so that `gc`'s grace period covers the catalog commit that follows;
+/// modification time, so that `gc`'s grace period covers the catalog commit that follows
+/// (`remove(_:ifModifiedBefore:)` never removes a blob between a store finding it and
+/// refreshing its time);
 /// removing a missing blob is not an error; reading a missing blob answers `nil`.
 public protocol BlobStore: Sendable {
     /// Moves the fully written file at `path` into the store as `digest`. The file is
@@ -45,8 +47,9 @@ public protocol BlobStore: Sendable {
     /// again keeps both files.
     func quarantine(_ digest: Digest) async throws -> String?
 
-    /// Removes blob `digest` only if it was last modified before `cutoff` (checked just
-    /// before removing); returns whether it was removed. A missing blob answers `false`.
+    /// Removes blob `digest` only if it was last modified before `cutoff` (checked and
+    /// removed as one step with respect to stores refreshing it, also from other processes);
+    /// returns whether it was removed. A missing blob answers `false`.
     func remove(_ digest: Digest, ifModifiedBefore cutoff: Date) async throws -> Bool
 }
 

@@ -223,7 +223,8 @@ extension StorageService {
     /// keeps the time it was just written; storing bytes that already exist touches the
     /// existing blob), so until the commit references it, it is younger than the grace
     /// period. The blobs are listed before the catalog is read, and each blob's time is
-    /// checked again just before it is removed. Keep the grace period well above the
+    /// checked again as it is removed, under a lock that a store refreshing the blob takes
+    /// too (see `BlobStore.remove(_:ifModifiedBefore:)`). Keep the grace period well above the
     /// longest upload-to-commit time (image analysis of the largest photo); the default is 1 h.
     ///
     /// Thumbnails and GPS-free copies stay while the catalog records them, also after the

@@ -55,4 +55,30 @@ import Testing
             #expect(try await !store.remove(digest, ifModifiedBefore: Date()), "\(name): missing is false, not an error")
         }
     }
+
+    /// `gc` next to an upload of bytes the store already holds as an old, unreferenced blob:
+    /// the blob is never removed between the upload finding it and refreshing its time, so
+    /// after both it is there (before the removal lock, it could be gone: the upload's
+    /// catalog commit would then name a missing blob).
+    @Test func aBlobBeingStoredAgainIsNeverCollected() async throws {
+        for (name, store, scratch) in try BlobStoreConformance.implementations() {
+            let bytes = Array("an unreferenced blob, uploaded again".utf8)
+            let digest = BlobWriter.digest(of: bytes)
+            try await store.store(bytes, as: digest)
+            for round in 0..<1000 {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date().addingTimeInterval(-7200)], ofItemAtPath: store.location(of: digest))
+                let (staged, _) = try BlobStoreConformance().stagedFile(bytes, in: scratch)
+                async let collected = store.remove(digest, ifModifiedBefore: Date().addingTimeInterval(-3600))
+                if round.isMultiple(of: 2) {
+                    try await store.store(bytes, as: digest)
+                } else {
+                    try await store.store(fileAt: staged, as: digest)
+                }
+                _ = try await collected
+                #expect(try await store.size(of: digest) == Int64(bytes.count), "\(name), round \(round)")
+                try? FileManager.default.removeItem(atPath: staged)
+            }
+        }
+    }
 }
