@@ -49,13 +49,14 @@ public struct TestStore: Sendable {
         try FileManager.default.contentsOfDirectory(atPath: "\(root)/tmp")
     }
 
-    /// Every blob file under `blobs/` (relative paths).
+    /// Every file under `blobs/` (relative paths): blobs, and temp files of writes in
+    /// progress or left behind; not the lock file gc and stores share.
     public func blobFiles() -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: "\(root)/blobs")
         var files: [String] = []
         while let next = enumerator?.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: "\(root)/blobs/\(next)", isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: "\(root)/blobs/\(next)", isDirectory: &isDirectory), !isDirectory.boolValue, next != "removal.lock" {
                 files.append(next)
             }
         }
