@@ -80,7 +80,7 @@ public enum SpotServer {
         Application(
             router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate),
             server: .http1(configuration: .init(
-                additionalChannelHandlers: [ExpectContinueHandler()], idleTimeout: TimeAmount(configuration.idleTimeout))),
+                additionalChannelHandlers: [ExpectHeaderHandler()], idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "spotstore"),
             logger: logger)
     }

@@ -9,7 +9,7 @@ import NIOHTTPTypes
 /// would otherwise never come; the request itself is then decided as usual, body and all.
 /// Any other expectation gets `417 Expectation Failed` (RFC 9110 §10.1.1) and the request,
 /// body included, is dropped; the connection stays usable for the next request.
-final class ExpectContinueHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class ExpectHeaderHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundOut = HTTPResponsePart
