@@ -91,13 +91,17 @@ extension FileSystemBlobStore {
 }
 
 extension FileSystemBlobStore {
-    /// Whether the blob file at `path` exists; when it does, its modification time is set to
-    /// now. Both happen under the shared removal lock, so `remove(_:ifModifiedBefore:)`
+    /// Whether the blob file at `path` exists with `size` bytes; when it does, its
+    /// modification time is set to now. A blob of another size was cut short or damaged on
+    /// disk: the caller then writes its own copy over it, so storing the bytes again heals it.
+    /// All of this happens under the shared removal lock, so `remove(_:ifModifiedBefore:)`
     /// cannot remove the blob between this finding it and refreshing its time (which would
     /// leave the catalog commit that follows naming a blob that is gone).
-    func refreshIfPresent(_ path: String) throws -> Bool {
+    func refreshIfIntact(_ path: String, size: Int64) throws -> Bool {
         try withRemovalLock(exclusive: false) {
-            utimensat(AT_FDCWD, path, nil, 0) == 0 || errno != ENOENT
+            var info = stat()
+            guard stat(path, &info) == 0, Int64(info.st_size) == size else { return false }
+            return utimensat(AT_FDCWD, path, nil, 0) == 0 || errno != ENOENT
         }
     }
 

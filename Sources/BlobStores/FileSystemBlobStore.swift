@@ -30,7 +30,9 @@ public struct FileSystemBlobStore: BlobStore {
 
     public func store(fileAt source: String, as digest: Digest) async throws {
         let destination = path(of: digest)
-        if try refreshIfPresent(destination) {
+        var staged = stat()
+        guard stat(source, &staged) == 0 else { throw SpotError.fromErrno("cannot read \(source)") }
+        if try refreshIfIntact(destination, size: Int64(staged.st_size)) {
             try? FileManager.default.removeItem(atPath: source)
             return
         }
@@ -49,7 +51,7 @@ public struct FileSystemBlobStore: BlobStore {
 
     public func store(_ bytes: [UInt8], as digest: Digest) async throws {
         let destination = path(of: digest)
-        guard try !refreshIfPresent(destination) else { return }
+        guard try !refreshIfIntact(destination, size: Int64(bytes.count)) else { return }
         try writeDurably(bytes, to: destination, directory: try makeShardDirectory(for: destination))
     }
 

@@ -4,11 +4,12 @@ import Foundation
 ///
 /// Backends trust their input: hashing, the size limit and the digest check happen once,
 /// above every backend (`SpotService.BlobWriter`). A blob is never modified in place.
-/// Storing a digest that already exists keeps the existing blob and refreshes its
-/// modification time, so that `gc`'s grace period covers the catalog commit that follows
+/// Storing a digest that already exists keeps the existing blob (unless its size shows it
+/// was cut short on disk: then the new copy replaces it) and refreshes its modification
+/// time, so that `gc`'s grace period covers the catalog commit that follows
 /// (`remove(_:ifModifiedBefore:)` never removes a blob between a store finding it and
-/// refreshing its time);
-/// removing a missing blob is not an error; reading a missing blob answers `nil`.
+/// refreshing its time). Removing a missing blob is not an error; reading a missing blob
+/// answers `nil`.
 public protocol BlobStore: Sendable {
     /// Moves the fully written file at `path` into the store as `digest`. The file is
     /// gone afterwards, whether it was moved or dropped because the blob already existed.

@@ -81,4 +81,27 @@ import Testing
             }
         }
     }
+
+    /// A blob cut short on disk (a torn copy, a full disk during a restore) is replaced when
+    /// the same bytes are stored again, through either store path, instead of the new upload
+    /// being linked to the damaged file.
+    @Test func storingAgainHealsABlobCutShortOnDisk() async throws {
+        for (name, store, scratch) in try BlobStoreConformance.implementations() {
+            let bytes = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let digest = BlobWriter.digest(of: bytes)
+            for viaFile in [false, true] {
+                try await store.store(bytes, as: digest)
+                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store.location(of: digest)))
+                try handle.truncate(atOffset: 1000)
+                try handle.close()
+                if viaFile {
+                    let (staged, _) = try BlobStoreConformance().stagedFile(bytes, in: scratch)
+                    try await store.store(fileAt: staged, as: digest)
+                } else {
+                    try await store.store(bytes, as: digest)
+                }
+                #expect(try await store.read(digest) == bytes, "\(name), via file: \(viaFile)")
+            }
+        }
+    }
 }
