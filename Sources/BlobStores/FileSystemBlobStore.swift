@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 import Foundation
 import SpotCore
 
@@ -29,6 +30,26 @@ public struct FileSystemBlobStore: BlobStore {
     }
 
     public func store(fileAt source: String, as digest: Digest) async throws {
+        try await Self.durably { try storeNow(fileAt: source, as: digest) }
+    }
+
+    public func store(_ bytes: [UInt8], as digest: Digest) async throws {
+        try await Self.durably { try storeNow(bytes, as: digest) }
+    }
+
+    /// Runs `work` (writes, fsyncs and renames, which wait for the disk) on a thread of its
+    /// own, not on the caller's: under `serve` that is one of NIO's event loops, which would
+    /// stop serving every other connection on it for as long as an fsync takes.
+    private static func durably(_ work: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            durableWrites.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    /// A concurrent queue: several fsyncs wait for the disk at once.
+    private static let durableWrites = DispatchQueue(label: "FileSystemBlobStore.durableWrites", attributes: .concurrent)
+
+    private func storeNow(fileAt source: String, as digest: Digest) throws {
         let destination = path(of: digest)
         var staged = stat()
         guard stat(source, &staged) == 0 else { throw SpotError.fromErrno("cannot read \(source)") }
@@ -49,7 +70,7 @@ public struct FileSystemBlobStore: BlobStore {
         try fsyncFile(at: directory)
     }
 
-    public func store(_ bytes: [UInt8], as digest: Digest) async throws {
+    private func storeNow(_ bytes: [UInt8], as digest: Digest) throws {
         let destination = path(of: digest)
         guard try !refreshIfIntact(destination, size: Int64(bytes.count)) else { return }
         try writeDurably(bytes, to: destination, directory: try makeShardDirectory(for: destination))
