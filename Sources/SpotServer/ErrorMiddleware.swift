@@ -42,8 +42,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func response(status: HTTPResponse.Status, message: String) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
+        var headers = HTTPFields.json
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         if status == .tooManyRequests { headers[.retryAfter] = String(FailedAuthenticationLimiter.windowSeconds) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ErrorBody.json(status: status, message: message)))
@@ -66,4 +65,9 @@ struct ErrorBody: Encodable {
             ?? Data(#"{"error":{"code":500,"message":"internal error"}}"#.utf8)
         return ByteBuffer(bytes: json)
     }
+}
+
+extension HTTPFields {
+    /// The headers every JSON answer starts from: `Content-Type: application/json; charset=utf-8`.
+    static var json: HTTPFields { [.contentType: "application/json; charset=utf-8"] }
 }

@@ -43,8 +43,7 @@ final class ExpectHeaderHandler: ChannelInboundHandler, RemovableChannelHandler 
     private static func refuse(_ expectation: String, context: ChannelHandlerContext) {
         let message = ErrorBody.json(
             status: .expectationFailed, message: "the expectation '\(expectation)' is not supported; only Expect: 100-continue is")
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
+        var headers = HTTPFields.json
         headers[.contentLength] = String(message.readableBytes)
         context.write(NIOAny(HTTPResponsePart.head(HTTPResponse(status: .expectationFailed, headerFields: headers))), promise: nil)
         context.write(NIOAny(HTTPResponsePart.body(message)), promise: nil)

@@ -80,8 +80,6 @@ extension ServiceRoutes {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+        return Response(status: .ok, headers: .json, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 }

@@ -14,6 +14,13 @@ extension BinaryTests {
             return (server, try #require(Int(url.split(separator: ":").last!)), token)
         }
 
+        /// The bytes of an HTTP/1.1 request: request line, `Host`, `Authorization` when
+        /// `token` is given, `headers` (each line ending in CRLF), the blank line, `body`.
+        static func request(_ method: String, _ target: String, token: String? = nil, headers: String = "", body: String = "") -> [UInt8] {
+            let authorization = token.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+            return Array("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(authorization)\(headers)\r\n\(body)".utf8)
+        }
+
         /// `Expect: 100-continue` (curl sends it for bodies over 1 MiB) is answered at once.
         @Test func anUploadAskingToContinueIsToldToAtOnce() async throws {
             let (server, port, token) = try await serve()
@@ -21,8 +28,8 @@ extension BinaryTests {
             let body = randomBytes(2 * 1024 * 1024)
 
             let connection = try ShutdownTests.RawConnection(port: port)
-            try connection.send(Array(("PUT /v0/b/media/o/alice%2Fbig.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                + "Content-Length: \(body.count)\r\nExpect: 100-continue\r\n\r\n").utf8))
+            try connection.send(Self.request(
+                "PUT", "/v0/b/media/o/alice%2Fbig.bin", token: token, headers: "Content-Length: \(body.count)\r\nExpect: 100-continue\r\n"))
             let interim = connection.receiveResponse(limit: 2)
             #expect(interim.hasPrefix("HTTP/1.1 100 Continue\r\n"), "\(interim.prefix(200))")
             try connection.send(body)
@@ -36,13 +43,13 @@ extension BinaryTests {
             let (server, port, token) = try await serve()
             defer { server.terminate() }
             let connection = try ShutdownTests.RawConnection(port: port)
-            try connection.send(Array(("PUT /v0/b/media/o/alice%2Fchunked.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n").utf8))
+            try connection.send(Self.request(
+                "PUT", "/v0/b/media/o/alice%2Fchunked.bin", token: token, headers: "Transfer-Encoding: chunked\r\n", body: "5\r\nhello\r\nzz\r\n"))
             let answer = connection.receiveResponse()
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(300))")
             #expect(answer.contains("not valid HTTP"))
             let next = try ShutdownTests.RawConnection(port: port)
-            try next.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+            try next.send(Self.request("GET", "/healthz"))
             #expect(next.receiveResponse().hasPrefix("HTTP/1.1 200"))
         }
 
@@ -52,28 +59,28 @@ extension BinaryTests {
             let (server, port, token) = try await serve()
             defer { server.terminate() }
             let connection = try ShutdownTests.RawConnection(port: port)
-            try connection.send(Array(("PUT /v0/b/media/o/alice%2Fcoded.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                + "Transfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n").utf8))
+            try connection.send(Self.request(
+                "PUT", "/v0/b/media/o/alice%2Fcoded.bin", token: token, headers: "Transfer-Encoding: gzip, chunked\r\n", body: "3\r\nabc\r\n0\r\n\r\n"))
             let answer = connection.receiveResponse()
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(300))")
             #expect(answer.contains("transfer coding 'gzip, chunked' is not supported"), "\(answer.prefix(300))")
             let check = try ShutdownTests.RawConnection(port: port)
-            try check.send(Array("GET /v0/b/media/o/alice%2Fcoded.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8))
+            try check.send(Self.request("GET", "/v0/b/media/o/alice%2Fcoded.bin", token: token))
             #expect(check.receiveResponse().hasPrefix("HTTP/1.1 404"))
         }
-    
+
         /// An expectation other than 100-continue cannot be met: 417, the request and its body
         /// are dropped (nothing is stored), and the connection serves the next request.
         @Test func anExpectationOtherThanContinueGets417() async throws {
             let (server, port, token) = try await serve()
             defer { server.terminate() }
             let connection = try ShutdownTests.RawConnection(port: port)
-            try connection.send(Array(("PUT /v0/b/media/o/alice%2Fexpected.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                + "Content-Length: 5\r\nExpect: 200-ok\r\n\r\nhello").utf8))
+            try connection.send(Self.request(
+                "PUT", "/v0/b/media/o/alice%2Fexpected.bin", token: token, headers: "Content-Length: 5\r\nExpect: 200-ok\r\n", body: "hello"))
             let answer = connection.receiveResponse()
             #expect(answer.hasPrefix("HTTP/1.1 417"), "\(answer.prefix(300))")
             #expect(answer.contains("the expectation '200-ok' is not supported"), "\(answer.prefix(300))")
-            try connection.send(Array("GET /v0/b/media/o/alice%2Fexpected.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8))
+            try connection.send(Self.request("GET", "/v0/b/media/o/alice%2Fexpected.bin", token: token))
             let next = connection.receiveResponse()
             #expect(next.hasPrefix("HTTP/1.1 404"), "\(next.prefix(300))")
         }
@@ -88,20 +95,17 @@ extension BinaryTests {
             let halfHead = try ShutdownTests.RawConnection(port: port)
             try halfHead.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8))
             let halfBody = try ShutdownTests.RawConnection(port: port)
-            try halfBody.send(Array(("PUT /v0/b/media/o/alice%2Fhalf.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                + "Content-Length: 10\r\n\r\nhalf").utf8))
+            try halfBody.send(Self.request("PUT", "/v0/b/media/o/alice%2Fhalf.bin", token: token, headers: "Content-Length: 10\r\n", body: "half"))
             for connection in [silent, halfHead, halfBody] {
                 #expect(connection.receiveUntilClosed(limit: 30).closed)
             }
 
             let bytes = randomBytes(24 * 1024 * 1024)
             let upload = try ShutdownTests.RawConnection(port: port)
-            try upload.send(Array(("PUT /v0/b/media/o/alice%2Fbig.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                + "Content-Length: \(bytes.count)\r\n\r\n").utf8) + bytes)
+            try upload.send(Self.request("PUT", "/v0/b/media/o/alice%2Fbig.bin", token: token, headers: "Content-Length: \(bytes.count)\r\n") + bytes)
             #expect(upload.receiveResponse().hasPrefix("HTTP/1.1 200"))
             let download = try ShutdownTests.RawConnection(port: port)
-            try download.send(Array(("GET /v0/b/media/o/alice%2Fbig.bin?alt=media HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                + "Connection: close\r\n\r\n").utf8))
+            try download.send(Self.request("GET", "/v0/b/media/o/alice%2Fbig.bin?alt=media", token: token, headers: "Connection: close\r\n"))
             // The server fills the socket buffers, then waits on this client for longer than the timeout.
             try await Task.sleep(for: .seconds(3))
             let answer = download.receiveUntilClosed().bytes
