@@ -91,18 +91,68 @@ extension FileSystemBlobStore {
 }
 
 extension FileSystemBlobStore {
-    /// Whether the blob file at `path` exists with `size` bytes; when it does, its
-    /// modification time is set to now. A blob of another size was cut short or damaged on
-    /// disk: the caller then writes its own copy over it, so storing the bytes again heals it.
+    /// Whether the blob file at `path` exists with `size` bytes and `sameBytes(path)` finds
+    /// it holds the bytes being stored; when it does, its modification time is set to now.
+    /// A blob of another size or with other bytes was cut short or damaged on disk: the
+    /// caller then writes its own copy over it, so storing the bytes again heals it.
     /// All of this happens under the shared removal lock, so `remove(_:ifModifiedBefore:)`
     /// cannot remove the blob between this finding it and refreshing its time (which would
     /// leave the catalog commit that follows naming a blob that is gone).
-    func refreshIfIntact(_ path: String, size: Int64) throws -> Bool {
+    func refreshIfIntact(_ path: String, size: Int64, holdsSameBytesAs sameBytes: (String) throws -> Bool) throws -> Bool {
         try withRemovalLock(exclusive: false) {
             var info = stat()
-            guard stat(path, &info) == 0, Int64(info.st_size) == size else { return false }
+            guard stat(path, &info) == 0, Int64(info.st_size) == size, try sameBytes(path) else { return false }
             return utimensat(AT_FDCWD, path, nil, 0) == 0 || errno != ENOENT
         }
+    }
+
+    /// Whether the files at `path` and `other` hold the same bytes (read in chunks).
+    static func file(at path: String, equals other: String) throws -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SpotError.fromErrno("cannot open \(path)") }
+        defer { close(fd) }
+        var mine = [UInt8](repeating: 0, count: chunkSize)
+        return try withChunks(ofFileAt: other) { offset, chunk in
+            mine.withUnsafeMutableBytes { buffer in
+                readFully(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<chunk.count]), at: offset) == chunk.count
+                    && memcmp(buffer.baseAddress!, chunk.baseAddress!, chunk.count) == 0
+            }
+        }
+    }
+
+    /// Hands the file at `path` to `matches` in chunks of up to 1 MiB with their offsets,
+    /// stopping at the first `false`; whether every chunk matched.
+    static func withChunks(ofFileAt path: String, _ matches: (Int, UnsafeRawBufferPointer) -> Bool) throws -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SpotError.fromErrno("cannot open \(path)") }
+        defer { close(fd) }
+        var chunk = [UInt8](repeating: 0, count: chunkSize)
+        var offset = 0
+        while true {
+            let got = chunk.withUnsafeMutableBytes { readFully(fd, into: $0, at: offset) }
+            guard got >= 0 else { throw SpotError.fromErrno("cannot read \(path)") }
+            if got == 0 { return true }
+            guard chunk.withUnsafeBytes({ matches(offset, UnsafeRawBufferPointer(rebasing: $0[..<got])) }) else { return false }
+            offset += got
+        }
+    }
+
+    private static let chunkSize = 1 << 20
+
+    /// Fills `buffer` from `fd` at `offset` (fewer bytes only at the end of the file); the
+    /// count read, or -1 on an error (errno set).
+    static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let got = pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset + filled))
+            if got < 0 {
+                if errno == EINTR { continue }
+                return -1
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        return filled
     }
 
     /// Runs `body` holding `root/removal.lock` (flock): shared while a writer refreshes an

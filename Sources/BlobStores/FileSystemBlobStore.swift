@@ -53,7 +53,7 @@ public struct FileSystemBlobStore: BlobStore {
         let destination = path(of: digest)
         var staged = stat()
         guard stat(source, &staged) == 0 else { throw SpotError.fromErrno("cannot read \(source)") }
-        if try refreshIfIntact(destination, size: Int64(staged.st_size)) {
+        if try refreshIfIntact(destination, size: Int64(staged.st_size), holdsSameBytesAs: { try Self.file(at: source, equals: $0) }) {
             try? FileManager.default.removeItem(atPath: source)
             return
         }
@@ -72,7 +72,13 @@ public struct FileSystemBlobStore: BlobStore {
 
     private func storeNow(_ bytes: [UInt8], as digest: Digest) throws {
         let destination = path(of: digest)
-        guard try !refreshIfIntact(destination, size: Int64(bytes.count)) else { return }
+        let same: (String) throws -> Bool = { existing in
+            try Self.withChunks(ofFileAt: existing) { offset, chunk in
+                offset + chunk.count <= bytes.count
+                    && bytes.withUnsafeBytes { memcmp($0.baseAddress! + offset, chunk.baseAddress!, chunk.count) == 0 }
+            }
+        }
+        guard try !refreshIfIntact(destination, size: Int64(bytes.count), holdsSameBytesAs: same) else { return }
         try writeDurably(bytes, to: destination, directory: try makeShardDirectory(for: destination))
     }
 
@@ -93,18 +99,8 @@ public struct FileSystemBlobStore: BlobStore {
         }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: max(0, count))
-        var filled = 0
-        while filled < bytes.count {
-            let got = bytes.withUnsafeMutableBytes { buffer in
-                pread(fd, buffer.baseAddress! + filled, buffer.count - filled, off_t(offset) + off_t(filled))
-            }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw SpotError.fromErrno("cannot read blob \(digest)")
-            }
-            if got == 0 { break }
-            filled += got
-        }
+        let filled = bytes.withUnsafeMutableBytes { Self.readFully(fd, into: $0, at: Int(offset)) }
+        guard filled >= 0 else { throw SpotError.fromErrno("cannot read blob \(digest)") }
         bytes.removeLast(bytes.count - filled)
         return bytes
     }

@@ -4,8 +4,9 @@ import Foundation
 ///
 /// Backends trust their input: hashing, the size limit and the digest check happen once,
 /// above every backend (`SpotService.BlobWriter`). A blob is never modified in place.
-/// Storing a digest that already exists keeps the existing blob (unless its size shows it
-/// was cut short on disk: then the new copy replaces it) and refreshes its modification
+/// Storing a digest that already exists keeps the existing blob when it holds exactly the
+/// new bytes (a blob cut short or with flipped bits on disk is replaced by the new copy, so
+/// an upload's good bytes are never dropped for damaged ones) and refreshes its modification
 /// time, so that `gc`'s grace period covers the catalog commit that follows
 /// (`remove(_:ifModifiedBefore:)` never removes a blob between a store finding it and
 /// refreshing its time). Removing a missing blob is not an error; reading a missing blob

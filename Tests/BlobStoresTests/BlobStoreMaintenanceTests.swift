@@ -85,22 +85,33 @@ import Testing
     /// A blob cut short on disk (a torn copy, a full disk during a restore) is replaced when
     /// the same bytes are stored again, through either store path, instead of the new upload
     /// being linked to the damaged file.
-    @Test func storingAgainHealsABlobCutShortOnDisk() async throws {
+    /// A blob cut short, or with a flipped bit (same size), is replaced by the good bytes
+    /// of the next store of its digest; the upload's bytes are never dropped for damaged ones.
+    @Test(arguments: ["cut short", "flipped bit"])
+    func storingAgainHealsADamagedBlob(damage: String) async throws {
         for (name, store, scratch) in try BlobStoreConformance.implementations() {
-            let bytes = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let bytes = (0..<2_500_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
             let digest = BlobWriter.digest(of: bytes)
             for viaFile in [false, true] {
                 try await store.store(bytes, as: digest)
-                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store.location(of: digest)))
-                try handle.truncate(atOffset: 1000)
+                let handle = try FileHandle(forUpdating: URL(fileURLWithPath: store.location(of: digest)))
+                if damage == "cut short" {
+                    try handle.truncate(atOffset: 1000)
+                } else {
+                    // In the second 1 MiB chunk, so a comparison that stops early misses it.
+                    try handle.seek(toOffset: 1_500_000)
+                    try handle.write(contentsOf: [bytes[1_500_000] ^ 0x10])
+                }
                 try handle.close()
+                #expect(try await store.read(digest) != bytes, "\(name): the damage took")
                 if viaFile {
                     let (staged, _) = try BlobStoreConformance().stagedFile(bytes, in: scratch)
                     try await store.store(fileAt: staged, as: digest)
+                    #expect(!FileManager.default.fileExists(atPath: staged))
                 } else {
                     try await store.store(bytes, as: digest)
                 }
-                #expect(try await store.read(digest) == bytes, "\(name), via file: \(viaFile)")
+                #expect(try await store.read(digest) == bytes, "\(name), \(damage), via file: \(viaFile)")
             }
         }
     }

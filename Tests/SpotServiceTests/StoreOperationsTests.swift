@@ -130,6 +130,25 @@ import TestSupport
         #expect(final.findings.map(\.description) == ["damaged: blob \(thumbnail.digest) failed its checksum; used by the 256 px thumbnail of blob \(f.paris.digest); restore it to \(f.blobPath(thumbnail.digest)) (then run `spotstore fsck --repair`) or delete what uses it"])
     }
 
+    /// Bit rot found by fsck (no repair yet): uploading the same bytes again, to another
+    /// name, is acknowledged with the good bytes, heals the blob for every object sharing it,
+    /// and leaves fsck clean. Before, the new upload was linked to the damaged blob.
+    @Test func uploadingTheSameBytesAgainHealsABlobWithAFlippedBit() async throws {
+        let f = try await Fixture()
+        let service = f.store.service
+        try Self.flipByte(in: f.blobPath(f.coffee.digest), at: 5000)
+        #expect(try await service.checkIntegrity(repair: false).hasProblems)
+
+        let bytes = try fixture("photos/coffee.jpg")
+        let again = try await service.upload(
+            try ObjectPath(bucket: "users", name: "alice/coffee-again.jpg"), by: f.alice, contentType: "image/jpeg",
+            declaredSize: Int64(bytes.count), body: body(bytes))
+        #expect(again.digest == f.coffee.digest)
+        #expect(try await service.blobs.read(f.coffee.digest) == bytes, "the blob holds the good bytes again")
+        let report = try await service.checkIntegrity(repair: false)
+        #expect(report.findings.isEmpty, "\(report.findings)")
+    }
+
     @Test func gcRemovesOnlyOldUnreferencedBlobs() async throws {
         let f = try await Fixture()
         let service = f.store.service
