@@ -120,6 +120,14 @@ extension FileSystemBlobStore {
         }
     }
 
+    /// Whether the file at `path` holds `bytes` (read in chunks).
+    static func file(at path: String, equals bytes: [UInt8]) throws -> Bool {
+        try withChunks(ofFileAt: path) { offset, chunk in
+            offset + chunk.count <= bytes.count
+                && bytes.withUnsafeBytes { memcmp($0.baseAddress! + offset, chunk.baseAddress!, chunk.count) == 0 }
+        }
+    }
+
     /// Hands the file at `path` to `matches` in chunks of up to 1 MiB with their offsets,
     /// stopping at the first `false`; whether every chunk matched.
     static func withChunks(ofFileAt path: String, _ matches: (Int, UnsafeRawBufferPointer) -> Bool) throws -> Bool {

@@ -72,13 +72,7 @@ public struct FileSystemBlobStore: BlobStore {
 
     private func storeNow(_ bytes: [UInt8], as digest: Digest) throws {
         let destination = path(of: digest)
-        let same: (String) throws -> Bool = { existing in
-            try Self.withChunks(ofFileAt: existing) { offset, chunk in
-                offset + chunk.count <= bytes.count
-                    && bytes.withUnsafeBytes { memcmp($0.baseAddress! + offset, chunk.baseAddress!, chunk.count) == 0 }
-            }
-        }
-        guard try !refreshIfIntact(destination, size: Int64(bytes.count), holdsSameBytesAs: same) else { return }
+        guard try !refreshIfIntact(destination, size: Int64(bytes.count), holdsSameBytesAs: { try Self.file(at: $0, equals: bytes) }) else { return }
         try writeDurably(bytes, to: destination, directory: try makeShardDirectory(for: destination))
     }
 
