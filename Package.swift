@@ -53,6 +53,7 @@ let package = Package(
             dependencies: [
                 "SpotService", "SpotCore", "Access",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -104,7 +105,7 @@ let package = Package(
         .testTarget(
             name: "SpotServerTests",
             dependencies: [
-                "SpotServer", "TestSupport", "Media",
+                "SpotServer", "SpotService", "Access", "Catalogs", "TestSupport", "Media",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

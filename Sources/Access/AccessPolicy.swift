@@ -147,6 +147,11 @@ public struct Decision: Sendable, Equatable {
 /// evaluating a condition (a missing field, a type mismatch) makes that condition false.
 public protocol AccessPolicy: Sendable {
     func decide(_ request: AccessRequest) -> Decision
+
+    /// Names the policy's decisions: while it stays the same, a request is decided the same
+    /// way whenever it is asked (given the same catalog); `nil` when decisions depend on
+    /// the time of the request, so no answer may be reused.
+    var revision: Int? { get }
 }
 
 extension AccessPolicy {

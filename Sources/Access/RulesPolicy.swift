@@ -54,6 +54,8 @@ public struct RulesPolicy: AccessPolicy {
 
     private let fileName: String
     private let blocks: [CompiledBlock]
+    /// `0`, or `nil` when the rules may read `request.time`.
+    public let revision: Int?
 
     /// Parses and statically checks `text`; `fileName` appears in diagnostics and `Decision.rule`.
     /// - Throws: `RulesError` with every problem found, when there is any.
@@ -75,6 +77,20 @@ public struct RulesPolicy: AccessPolicy {
             Self.compile(block, prefix: [], functions: topFunctions, lineage: [], into: &blocks)
         }
         self.blocks = blocks
+        revision = Self.mayReadClock(text) ? nil : 0
+    }
+
+    /// Whether rules may read `request.time`: they name `time` (as in `request.time`), or a
+    /// string holds the word (as in `request['time']`).
+    private static func mayReadClock(_ text: String) -> Bool {
+        var lexer = RulesLexer(text)
+        return lexer.tokenize().contains { token in
+            switch token.kind {
+            case .identifier(let name): name == "time"
+            case .string(let text): text.contains("time")
+            default: false
+            }
+        }
     }
 
     private static func compile(

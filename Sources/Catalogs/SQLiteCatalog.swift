@@ -48,6 +48,11 @@ public struct SQLiteCatalog: Catalog {
         try SQLiteCatalog(DatabaseQueue(configuration: makeConfiguration()))
     }
 
+    /// SQLite's `PRAGMA data_version` on the memo's connection; `nil` for a catalog in memory.
+    public func commitStamp() throws -> Int64? {
+        try memo?.version()
+    }
+
     /// Runs `updates` in one write transaction.
     /// - Throws: `SpotError(.insufficientStorage)` when the disk is too full for SQLite to
     ///   commit (nothing of the transaction is kept); any other error of `updates` or SQLite.

@@ -18,6 +18,11 @@ public protocol Catalog: Sendable {
     /// The user owning the token with this digest, with its claims, or `nil`.
     func user(tokenDigest: Digest) async throws -> User?
 
+    /// A number that changes whenever anything in the catalog may have changed (a commit by
+    /// any connection or process) and never comes back, so that an answer worked out after
+    /// reading it holds while it stays the same; `nil` when the catalog cannot tell.
+    func commitStamp() throws -> Int64?
+
     /// All users, by uid.
     func users() async throws -> [User]
 

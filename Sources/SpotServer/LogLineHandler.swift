@@ -7,7 +7,7 @@ import Synchronization
 /// to a file descriptor, at a fraction of the cost. `StreamLogHandler` formats the time
 /// with `localtime`, which stats `/etc/localtime` on every call, and builds the line with
 /// string interpolation: the one line each request logs cost a third of a health check.
-/// Here the time text is made once per second (with `localtime_r`). Metadata providers are
+/// Here the time text is made once per second (`TextEverySecond`). Metadata providers are
 /// not consulted (the server sets none).
 public struct LogLineHandler: LogHandler {
     public var logLevel: Logger.Level = .info
@@ -27,18 +27,23 @@ public struct LogLineHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var all = metadata
-        if let explicit = event.metadata { all.merge(explicit) { $1 } }
+        // The handler's metadata, then the event's (which wins), as one sorted list of pairs.
+        let explicit = event.metadata ?? [:]
+        var pairs: [(key: String, value: Logger.Metadata.Value)] = []
+        pairs.reserveCapacity(metadata.count + explicit.count + 2)
+        for pair in metadata where explicit[pair.key] == nil { pairs.append(pair) }
+        pairs.append(contentsOf: explicit)
         if let error = event.error {
-            all["error.message"] = "\(error)"
-            all["error.type"] = "\(String(reflecting: type(of: error)))"
+            pairs.append(("error.message", "\(error)"))
+            pairs.append(("error.type", "\(String(reflecting: type(of: error)))"))
         }
+        pairs.sort { $0.key < $1.key }
         var line = Self.timestamp()
         line.reserveCapacity(256)
-        line += " \(event.level)"
+        line += " " + event.level.rawValue
         if !label.isEmpty { line += " " + label }
         line += ":"
-        for (key, value) in all.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in pairs {
             line += " " + key + "=" + value.description
         }
         line += " [" + event.source + "] " + event.message.description + "\n"
@@ -53,20 +58,39 @@ public struct LogLineHandler: LogHandler {
         }
     }
 
-    /// The last second formatted, and its text.
-    private static let lastSecond = Mutex<(second: time_t, text: String)>((-1, ""))
+    private static let times = TextEverySecond(format: "%Y-%m-%dT%H:%M:%S%z", utc: false)
 
     /// The local time, `2026-11-22T04:17:36+0000`, formatted at most once per second.
     static func timestamp() -> String {
+        times.current()
+    }
+}
+
+/// The current second as text (a log line's time, an HTTP `Date`), formatted with
+/// `strftime` at most once per second.
+final class TextEverySecond: Sendable {
+    private let format: String
+    private let utc: Bool
+    /// The last second formatted, and its text.
+    private let last = Mutex<(second: time_t, text: String)>((-1, ""))
+
+    /// Formats with `format` in UTC, or in local time when `utc` is `false`.
+    init(format: String, utc: Bool) {
+        self.format = format
+        self.utc = utc
+    }
+
+    /// The text of the current second; `<unknown>` when the time cannot be formatted.
+    func current() -> String {
         var now = time(nil)
-        if let text = lastSecond.withLock({ $0.second == now ? $0.text : nil }) { return text }
-        var local = tm()
+        if let text = last.withLock({ $0.second == now ? $0.text : nil }) { return text }
+        var parts = tm()
         var buffer = [CChar](repeating: 0, count: 64)
-        guard localtime_r(&now, &local) != nil, strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local) > 0 else {
-            return "<unknown>"
-        }
+        guard (utc ? gmtime_r(&now, &parts) : localtime_r(&now, &parts)) != nil,
+              strftime(&buffer, buffer.count, format, &parts) > 0
+        else { return "<unknown>" }
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        lastSecond.withLock { $0 = (now, text) }
+        last.withLock { $0 = (now, text) }
         return text
     }
 }

@@ -39,6 +39,7 @@ public final class Metrics: ServiceObserver, @unchecked Sendable {
     private var uploadedBytes: Int64 = 0
     private var refusals: [String: Int] = [:]
     private var thumbnails = Histogram(buckets: Metrics.thumbnailBuckets.count)
+    private var keptAnswers = 0
 
     public init() {}
 
@@ -49,6 +50,11 @@ public final class Metrics: ServiceObserver, @unchecked Sendable {
             requests[RequestKey(method: method, route: route, status: status), default: Histogram(buckets: Self.latencyBuckets.count)]
                 .observe(seconds, bounds: Self.latencyBuckets)
         }
+    }
+
+    /// One thumbnail request answered from `KeptThumbnails`.
+    func recordKeptAnswer() {
+        lock.withLock { keptAnswers += 1 }
     }
 
     /// The bytes of a stored upload.
@@ -68,7 +74,9 @@ public final class Metrics: ServiceObserver, @unchecked Sendable {
 
     /// The exposition text; `gate` supplies the in-flight and draining gauges.
     func render(gate: UploadGate) -> String {
-        let (requests, uploadedBytes, refusals, thumbnails) = lock.withLock { (self.requests, self.uploadedBytes, self.refusals, self.thumbnails) }
+        let (requests, uploadedBytes, refusals, thumbnails, keptAnswers) = lock.withLock {
+            (self.requests, self.uploadedBytes, self.refusals, self.thumbnails, self.keptAnswers)
+        }
         var out = ""
         out += Self.family("spotstore_http_requests_total", "counter", "HTTP requests answered, by method, route pattern and status.")
         for key in requests.keys.sorted() {
@@ -86,6 +94,9 @@ public final class Metrics: ServiceObserver, @unchecked Sendable {
         }
         out += Self.family("spotstore_thumbnail_seconds", "histogram", "Time to analyse an uploaded image and make its thumbnails.")
         out += Self.histogram("spotstore_thumbnail_seconds", thumbnails, bounds: Self.thumbnailBuckets, labels: [])
+        out += Self.family(
+            "spotstore_kept_thumbnail_answers_total", "counter", "Thumbnail requests answered again from the router's earlier answer (counted in the requests too).")
+        out += "spotstore_kept_thumbnail_answers_total \(keptAnswers)\n"
         out += Self.family("spotstore_uploads_in_flight", "gauge", "Uploads being received or stored now.")
         out += "spotstore_uploads_in_flight \(gate.inFlight)\n"
         out += Self.family("spotstore_draining", "gauge", "1 after SIGTERM while in-flight uploads finish (new uploads get 503), else 0.")

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Synchronization
 
 extension HTTPField.Name {
     /// `X-Request-Id`: the id of a request in the logs, given by the client or made here.
@@ -17,7 +18,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: Metrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let id = Self.sanitizedID(request.headers[.requestID]) ?? Self.newID()
+        let id = RequestLog.sanitizedID(request.headers[.requestID]) ?? RequestLog.newID()
         var context = context
         context.logger[metadataKey: "request_id"] = .string(id)
         let started = ContinuousClock.now
@@ -36,16 +37,30 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     private func log(_ request: Request, _ context: Context, status: HTTPResponse.Status, bytes: Int?, started: ContinuousClock.Instant) {
-        let duration = ContinuousClock.now - started
-        let route = context.endpointPath ?? "unmatched"
-        metrics.recordRequest(method: request.method.rawValue, route: route, status: status.code, duration: duration)
+        RequestLog(method: request.method, route: context.endpointPath ?? "unmatched", bytesIn: request.headers[.contentLength])
+            .record(status: status, bytesOut: bytes, duration: ContinuousClock.now - started, logger: context.logger, metrics: metrics)
+    }
+}
+
+/// One request as the log and the metrics see it; shared by `RequestLogMiddleware` and the
+/// answers `KeptThumbnailHandler` gives without the router.
+struct RequestLog {
+    var method: HTTPRequest.Method
+    /// The route's pattern, like `/v0/b/:bucket/o/**`.
+    var route: String
+    /// The request's Content-Length, when it has one.
+    var bytesIn: String?
+
+    /// Records the request's metrics and logs its info line.
+    func record(status: HTTPResponse.Status, bytesOut: Int?, duration: Duration, logger: Logger, metrics: Metrics) {
+        metrics.recordRequest(method: method.rawValue, route: route, status: status.code, duration: duration)
         var metadata: Logger.Metadata = [
-            "method": .string(request.method.rawValue), "route": .string(route), "status": .stringConvertible(status.code),
+            "method": .string(method.rawValue), "route": .string(route), "status": .stringConvertible(status.code),
             "duration_ms": .string(Self.milliseconds(duration)),
         ]
-        if let bytes { metadata["bytes_out"] = .stringConvertible(bytes) }
-        if let length = request.headers[.contentLength] { metadata["bytes_in"] = .string(length) }
-        context.logger.info("request", metadata: metadata)
+        if let bytesOut { metadata["bytes_out"] = .stringConvertible(bytesOut) }
+        if let bytesIn { metadata["bytes_in"] = .string(bytesIn) }
+        logger.info("request", metadata: metadata)
     }
 
     /// `duration` in milliseconds with one decimal, like `12.3` (no `String(format:)`: it
@@ -67,10 +82,17 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         return header
     }
 
-    /// 16 random hex digits.
+    /// 16 hex digits, never the same twice in a process: SplitMix64 of a counter from a
+    /// random start (no system call per id, unlike `UInt64.random`).
     static func newID() -> String {
-        let value = UInt64.random(in: .min ... .max)
+        var value = idStart &+ idCounter.add(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        value ^= value >> 31
         let hex = String(value, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
+
+    private static let idStart = UInt64.random(in: .min ... .max)
+    private static let idCounter = Atomic<UInt64>(0)
 }

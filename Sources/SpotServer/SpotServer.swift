@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -40,6 +41,16 @@ public enum SpotServer {
     public static func makeRouter(
         service: StorageService, configuration: ServerConfiguration = .init(), metrics: Metrics = Metrics(), gate: UploadGate = UploadGate()
     ) -> Router<SpotRequestContext> {
+        makeRouter(
+            service: service, configuration: configuration, metrics: metrics, gate: gate,
+            limiter: FailedAuthenticationLimiter(maxFailures: configuration.maxFailedAuthentications), kept: nil)
+    }
+
+    /// The router, failed sign-ins counted by `limiter`, thumbnail answers kept in `kept`.
+    static func makeRouter(
+        service: StorageService, configuration: ServerConfiguration, metrics: Metrics, gate: UploadGate,
+        limiter: FailedAuthenticationLimiter, kept: KeptThumbnails?
+    ) -> Router<SpotRequestContext> {
         var service = service
         service.observer = metrics
         let router = Router(context: SpotRequestContext.self)
@@ -48,8 +59,7 @@ public enum SpotServer {
             router.add(middleware: CORSOriginsMiddleware(origins: configuration.corsOrigins))
         }
         router.add(middleware: ErrorMiddleware(metrics: metrics))
-        let limiter = FailedAuthenticationLimiter(maxFailures: configuration.maxFailedAuthentications)
-        let api = ObjectRoutes(service: service, limiter: limiter, metrics: metrics, gate: gate)
+        let api = ObjectRoutes(service: service, limiter: limiter, metrics: metrics, gate: gate, kept: kept)
         router.get("/healthz") { _, _ in "ok\n" }
         router.head("/healthz") { _, _ in HTTPResponse.Status.ok }
         router.get("/metrics") { _, _ in
@@ -77,10 +87,16 @@ public enum SpotServer {
     public static func makeApplication(
         service: StorageService, configuration: ServerConfiguration, logger: Logger, metrics: Metrics = Metrics(), gate: UploadGate = UploadGate()
     ) -> some ApplicationProtocol {
-        Application(
-            router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate),
-            server: .http1(configuration: .init(
-                additionalChannelHandlers: [ExpectHeaderHandler()], idleTimeout: TimeAmount(configuration.idleTimeout))),
+        let limiter = FailedAuthenticationLimiter(maxFailures: configuration.maxFailedAuthentications)
+        let kept = KeptThumbnails(service: service)
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [ExpectHeaderHandler()], idleTimeout: TimeAmount(configuration.idleTimeout))
+        return Application(
+            router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate, limiter: limiter, kept: kept),
+            server: HTTPServerBuilder { responder in
+                KeptThumbnailChannel(http1: HTTP1Channel(responder: responder, configuration: http1)) { logger in
+                    KeptThumbnailHandler(kept: kept, limiter: limiter, metrics: metrics, logger: logger)
+                }
+            },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "spotstore"),
             logger: logger)
     }
@@ -107,6 +123,8 @@ struct ObjectRoutes: ServiceRoutes {
     let limiter: FailedAuthenticationLimiter
     let metrics: Metrics
     let gate: UploadGate
+    /// Where thumbnail answers are kept for `KeptThumbnailHandler`; `nil` keeps none.
+    let kept: KeptThumbnails?
 
     /// `POST /v0/b/{bucket}/o?name={name}`: upload the raw body.
     @Sendable func create(_ request: Request, context: SpotRequestContext) async throws -> Response {
@@ -154,6 +172,8 @@ struct ObjectRoutes: ServiceRoutes {
                 try await service.download(at: path, downloadToken: token)
             }, request: request)
         }
+        // Read before anything the answer depends on, so a kept thumbnail is never older.
+        let stamp = parameters.get("alt") == "thumbnail" ? kept?.stamp() : nil
         let user = try await authenticate(request, context)
         switch parameters.get("alt") {
         case nil, "json":
@@ -187,7 +207,14 @@ struct ObjectRoutes: ServiceRoutes {
                 return Response(status: .notModified, headers: headers)
             }
             headers[.contentLength] = String(bytes.count)
-            return Response(status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            guard request.method == .get else { return Response(status: .ok, headers: headers) }
+            let body = ByteBuffer(bytes: bytes)
+            if let kept, let authorization = request.headers[.authorization], let target = request.head.path {
+                kept.keep(
+                    .init(headers: headers, body: body, route: context.endpointPath ?? "unmatched"),
+                    for: .init(authorization: authorization, target: target), stampedBefore: stamp)
+            }
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
         case let other?:
             throw SpotError(.badRequest, "unknown alt=\(other); use alt=media, alt=thumbnail, alt=signedUrl, alt=downloadTokens or no alt for metadata")
         }

@@ -62,4 +62,29 @@ import Testing
             #expect(walSize == 0)
         }
     }
+
+    /// The stamp is read from SQLite's WAL index (negative numbers; `PRAGMA data_version`
+    /// would give positive ones) and is new after every commit of any connection.
+    @Test func theCommitStampChangesWithEveryCommitAndOnlyThen() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            let server = try SQLiteCatalog(path: file)
+            let tool = try SQLiteCatalog(path: file)
+            var seen: Set<Int64> = []
+            var stamp = try #require(try server.commitStamp())
+            #expect(stamp < 0, "read from the WAL index")
+            for round in 1...100 {
+                let writer = round.isMultiple(of: 2) ? server : tool
+                _ = try await writer.addUser("user\(round)", tokenDigest: digest(1000 + round))
+                let next = try #require(try server.commitStamp())
+                #expect(next < 0 && next != stamp && !seen.contains(next), "commit \(round)")
+                seen.insert(stamp)
+                stamp = next
+                #expect(try server.commitStamp() == stamp, "no commit, no change")
+                _ = try await tool.users()  // reads change nothing
+                #expect(try server.commitStamp() == stamp)
+            }
+            #expect(try SQLiteCatalog.inMemory().commitStamp() == nil)
+        }
+    }
 }

@@ -113,5 +113,39 @@ extension BinaryTests {
             #expect(String(decoding: answer[..<head.lowerBound], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
             #expect(Array(answer[head.upperBound...]) == bytes)
         }
+
+        /// A thumbnail answered again without the router never overtakes an earlier request
+        /// on the same connection, and stops the moment another process revokes the token.
+        @Test func keptThumbnailAnswersKeepTheirOrderAndEndWithARevocation() async throws {
+            let store = NSTemporaryDirectory() + "spotstore-raw-\(UUID().uuidString)"
+            let token = try #require(try BinaryTests.run(["users", "add", "alice", "--store", store]).stdout.split(separator: "\n").last.map(String.init))
+            let (server, url) = try await BinaryTests.startServer(store: store)
+            defer { server.terminate() }
+            let connection = try ShutdownTests.RawConnection(port: try #require(Int(url.split(separator: ":").last!)))
+            let photo = try fixture("geotagged/san-francisco.jpg")
+            try connection.send(Self.request("PUT", "/v0/b/spots/o/a%2Fgate.jpg", token: token, headers: "Content-Length: \(photo.count)\r\n") + photo)
+            #expect(connection.receiveResponse().hasPrefix("HTTP/1.1 200"))
+            let thumbnail = "/v0/b/spots/o/a%2Fgate.jpg?alt=thumbnail&size=256"
+            for _ in 0..<2 {
+                try connection.send(Self.request("GET", thumbnail, token: token))
+                #expect(connection.receiveResponse().hasPrefix("HTTP/1.1 200"))
+            }
+            try connection.send(Self.request("GET", "/metrics"))
+            #expect(connection.receiveResponse().contains("spotstore_kept_thumbnail_answers_total 1\n"))
+
+            // Pipelined: a listing, then the thumbnail, then a health check that closes.
+            try connection.send(
+                Self.request("GET", "/v0/b/spots/o?prefix=a/", token: token, headers: "X-Request-Id: first\r\n")
+                    + Self.request("GET", thumbnail, token: token, headers: "X-Request-Id: second\r\n")
+                    + Self.request("GET", "/healthz", headers: "X-Request-Id: third\r\nConnection: close\r\n"))
+            let answers = String(decoding: connection.receiveUntilClosed().bytes, as: UTF8.self)
+            let order = ["first", "second", "third"].map { answers.range(of: "x-request-id: \($0)\r\n", options: .caseInsensitive)?.lowerBound }
+            #expect(order.allSatisfy { $0 != nil } && order == order.sorted { $0! < $1! }, "\(answers.prefix(600))")
+
+            #expect(try BinaryTests.run(["users", "revoke", "alice", "--store", store]).status == 0)
+            let after = try ShutdownTests.RawConnection(port: try #require(Int(url.split(separator: ":").last!)))
+            try after.send(Self.request("GET", thumbnail, token: token))
+            #expect(after.receiveResponse().hasPrefix("HTTP/1.1 401"))
+        }
     }
 }
