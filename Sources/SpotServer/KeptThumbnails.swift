@@ -140,10 +140,9 @@ final class KeptThumbnailHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 self.pending = nil
                 give(pending.answer, id: pending.id, context: context)
                 metrics.recordKeptAnswer()
-                var logger = logger
-                logger[metadataKey: "request_id"] = .string(pending.id)
                 pending.log.record(
-                    status: .ok, bytesOut: pending.answer.body.readableBytes, duration: .now - pending.started, logger: logger, metrics: metrics)
+                    status: .ok, bytesOut: pending.answer.body.readableBytes, duration: .now - pending.started, requestID: pending.id,
+                    logger: logger, metrics: metrics)
                 return
             }
         }

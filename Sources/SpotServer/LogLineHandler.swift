@@ -44,9 +44,16 @@ public struct LogLineHandler: LogHandler {
         if !label.isEmpty { line += " " + label }
         line += ":"
         for (key, value) in pairs {
-            line += " " + key + "=" + value.description
+            line += " "
+            line += key
+            line += "="
+            line += value.description
         }
-        line += " [" + event.source + "] " + event.message.description + "\n"
+        line += " ["
+        line += event.source
+        line += "] "
+        line += event.message.description
+        line += "\n"
         line.withUTF8 { bytes in
             var written = 0
             while written < bytes.count {

@@ -51,13 +51,15 @@ struct RequestLog {
     /// The request's Content-Length, when it has one.
     var bytesIn: String?
 
-    /// Records the request's metrics and logs its info line.
-    func record(status: HTTPResponse.Status, bytesOut: Int?, duration: Duration, logger: Logger, metrics: Metrics) {
+    /// Records the request's metrics and logs its info line, with `requestID` when the
+    /// logger's metadata does not have it already.
+    func record(status: HTTPResponse.Status, bytesOut: Int?, duration: Duration, requestID: String? = nil, logger: Logger, metrics: Metrics) {
         metrics.recordRequest(method: method.rawValue, route: route, status: status.code, duration: duration)
         var metadata: Logger.Metadata = [
             "method": .string(method.rawValue), "route": .string(route), "status": .stringConvertible(status.code),
             "duration_ms": .string(Self.milliseconds(duration)),
         ]
+        if let requestID { metadata["request_id"] = .string(requestID) }
         if let bytesOut { metadata["bytes_out"] = .stringConvertible(bytesOut) }
         if let bytesIn { metadata["bytes_in"] = .string(bytesIn) }
         logger.info("request", metadata: metadata)
