@@ -29,7 +29,7 @@ final class CatalogReadMemo: Sendable {
         probe = try DataVersionProbe(path: path)
     }
 
-    /// The catalog file's data version: it changes whenever another connection has committed.
+    /// A number that changes whenever another connection has committed (see `DataVersionProbe`).
     func version() throws -> Int64 {
         try probe.version()
     }
@@ -113,9 +113,6 @@ private final class DataVersionProbe: Sendable {
             sqlite3_close(handles.connection)
         }
     }
-
-    /// Whether `version()` reads the WAL index (the fast way).
-    var readsWalIndex: Bool { walIndex.map(Self.headerStamp) != nil }
 
     /// A number that changes when another connection has committed.
     func version() throws -> Int64 {

@@ -161,7 +161,7 @@ final class KeptThumbnailHandler: ChannelDuplexHandler, RemovableChannelHandler 
               !request.headerFields.contains(.ifNoneMatch), !request.headerFields.contains(.origin),
               request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true
         else { return nil }
-        if client == nil { client = context.channel.remoteAddress?.ipAddress ?? "unknown" }
+        if client == nil { client = SpotRequestContext.clientAddress(of: context.channel.remoteAddress) }
         guard let client, (try? limiter.check(client)) != nil else { return nil }
         return kept.answer(to: .init(authorization: authorization, target: target))
     }

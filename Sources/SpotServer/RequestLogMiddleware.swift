@@ -46,7 +46,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
 /// answers `KeptThumbnailHandler` gives without the router.
 struct RequestLog {
     var method: HTTPRequest.Method
-    /// The route's pattern, like `/v0/b/:bucket/o/**`.
+    /// The route's pattern, like `/v0/b/{bucket}/o/**`.
     var route: String
     /// The request's Content-Length, when it has one.
     var bytesIn: String?

@@ -14,5 +14,8 @@ public struct SpotRequestContext: RequestContext, RemoteAddressRequestContext {
     }
 
     /// The client's IP address as text, or `unknown`.
-    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
+    var clientAddress: String { Self.clientAddress(of: remoteAddress) }
+
+    /// The IP address of `remote` as text, or `unknown`: the key of `FailedAuthenticationLimiter`.
+    static func clientAddress(of remote: SocketAddress?) -> String { remote?.ipAddress ?? "unknown" }
 }
