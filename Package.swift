@@ -79,11 +79,12 @@ let package = Package(
             dependencies: ["SpotCore", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
-        .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService"]),
+        .target(name: "Conformance", dependencies: ["SpotCore", "SpotService"], path: "Tests/Conformance"),
+        .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService", "Conformance"]),
         .testTarget(
             name: "CatalogsTests",
             dependencies: [
-                "Catalogs", "TestSupport",
+                "Catalogs", "TestSupport", "Conformance",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]

@@ -99,21 +99,24 @@ public struct UploadLimits: Sendable, Equatable {
 }
 
 extension UploadLimits {
-    /// Why these limits refuse a write, as far as it is known yet (`nil` parts are not
-    /// checked): a size over `maxBytes` (`.tooLarge`), a new object in a spot already
-    /// holding `maxObjectsPerSpot` (`.conflict`), a content type not allowed
-    /// (`.unsupportedMediaType`). `nil` when nothing known is refused.
-    public func refusal(size: Int64?, contentType: String?, spot: SpotState?, isNewObject: Bool) -> SpotError? {
-        if let size, size > maxBytes {
-            return SpotError(.tooLarge, "the upload is \(size) bytes; the limit for this path is \(Self.describe(bytes: maxBytes))")
+    /// Why these limits refuse a write before its body is read: a declared size over
+    /// `maxBytes` (`.tooLarge`), or a new object in a spot already holding
+    /// `maxObjectsPerSpot` (`.conflict`); `nil` when neither.
+    public func refusalBeforeBody(declaredSize: Int64?, spot: SpotState?, isNewObject: Bool) -> SpotError? {
+        if let declaredSize, declaredSize > maxBytes {
+            return SpotError(.tooLarge, "the upload is \(declaredSize) bytes; the limit for this path is \(Self.describe(bytes: maxBytes))")
         }
         if let limit = maxObjectsPerSpot, isNewObject, let spot, spot.objectCount >= limit {
             return SpotError(.conflict, "spot '\(spot.id)' already holds \(spot.objectCount) objects (counting uploads in progress); the limit is \(limit) per spot")
         }
-        if let contentType, let allowed = allowedContentTypes, !allowed.contains(contentType) {
-            return SpotError(.unsupportedMediaType, "this path accepts only \(allowed.sorted().joined(separator: ", ")); the bytes are \(contentType)")
-        }
         return nil
+    }
+
+    /// Why these limits refuse content of `contentType` (judged by the bytes):
+    /// `.unsupportedMediaType` when it is not allowed; `nil` when it is.
+    public func refusal(ofContentType contentType: String) -> SpotError? {
+        guard let allowed = allowedContentTypes, !allowed.contains(contentType) else { return nil }
+        return SpotError(.unsupportedMediaType, "this path accepts only \(allowed.sorted().joined(separator: ", ")); the bytes are \(contentType)")
     }
 
     /// `6 MiB`, `512 KiB`, `100 bytes`: a size in the largest binary unit it is a whole number of.
@@ -147,10 +150,14 @@ public struct Decision: Sendable, Equatable {
 /// evaluating a condition (a missing field, a type mismatch) makes that condition false.
 public protocol AccessPolicy: Sendable {
     func decide(_ request: AccessRequest) -> Decision
+}
 
-    /// Names the policy's decisions: while it stays the same, a request is decided the same
-    /// way whenever it is asked (given the same catalog); `nil` when decisions depend on
-    /// the time of the request, so no answer may be reused.
+/// Names the decisions of the rules in force, for what a server keeps of them (not part of
+/// `AccessPolicy`: only a server that keeps answers asks).
+public protocol RulesRevision: Sendable {
+    /// While it stays the same, a request is decided the same way whenever it is asked
+    /// (given the same catalog); `nil` when decisions depend on the time of the request,
+    /// so no answer may be reused.
     var revision: Int? { get }
 }
 

@@ -2,16 +2,16 @@ import Synchronization
 
 /// A policy that can be replaced while requests are being decided (on `SIGHUP`): each
 /// decision uses the rules current when it starts.
-public final class ReloadablePolicy: AccessPolicy {
+public final class ReloadablePolicy: AccessPolicy, RulesRevision {
     /// The policy deciding now, and how many times it was replaced.
-    private let current: Mutex<(policy: any AccessPolicy, replacements: Int)>
+    private let current: Mutex<(policy: RulesPolicy, replacements: Int)>
 
-    public init(_ policy: any AccessPolicy) {
+    public init(_ policy: RulesPolicy) {
         current = Mutex((policy, 0))
     }
 
     /// Makes `policy` decide every later request.
-    public func replace(with policy: any AccessPolicy) {
+    public func replace(with policy: RulesPolicy) {
         current.withLock { $0 = (policy, $0.replacements + 1) }
     }
 

@@ -41,7 +41,7 @@ public struct RulesError: Error, Sendable, CustomStringConvertible {
 /// An `AccessPolicy` from a rules file (see `RulesParser` for the language). Parsed and
 /// checked once; `decide` only matches paths and evaluates conditions, and is safe to call
 /// concurrently.
-public struct RulesPolicy: AccessPolicy {
+public struct RulesPolicy: AccessPolicy, RulesRevision {
     /// A match block with its full path (its ancestors' paths first) and what it can see.
     private struct CompiledBlock: Sendable {
         var pattern: [PathSegment]

@@ -7,20 +7,23 @@ import Dispatch
 import Foundation
 import SpotCore
 
-/// Blobs as files under `root/sha256/ab/cd/<hex>`, written durably (temp file in
-/// `root/incoming/`, fsync, rename, fsync of the directory) and never modified in place.
+/// Blobs as files under `root/sha256/ab/cd/<hex>`, written durably (temp file, fsync,
+/// rename, fsync of the directory) and never modified in place.
 public struct FileSystemBlobStore: BlobStore {
-    /// The directory holding `sha256/` and `incoming/`.
+    /// The directory holding `sha256/`.
     public let root: String
 
-    /// Where blobs are written before they are renamed into place; a crash can leave
-    /// files here, never among the blobs.
-    var incomingPath: String { "\(root)/incoming" }
+    /// Where this process writes blobs before renaming them into place: its own temp
+    /// directory (on the same file system), which it sweeps at start. A crash can leave
+    /// files there, never among the blobs.
+    let incomingPath: String
 
-    /// Creates `root` and `root/incoming` if needed.
-    public init(root: String) throws {
+    /// Creates `root` and `temporaryDirectory` if needed.
+    public init(root: String, temporaryDirectory: String) throws {
         self.root = root
-        try FileManager.default.createDirectory(atPath: "\(root)/incoming", withIntermediateDirectories: true)
+        self.incomingPath = temporaryDirectory
+        try FileManager.default.createDirectory(atPath: "\(root)/sha256", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true)
     }
 
     /// Where the blob `digest` lives (whether or not it exists).
@@ -53,7 +56,7 @@ public struct FileSystemBlobStore: BlobStore {
         let destination = path(of: digest)
         var staged = stat()
         guard stat(source, &staged) == 0 else { throw SpotError.fromErrno("cannot read \(source)") }
-        if try refreshIfIntact(destination, size: Int64(staged.st_size), holdsSameBytesAs: { try Self.file(at: source, equals: $0) }) {
+        if try holdsSameBytes(destination, size: Int64(staged.st_size), { try Self.file(at: source, equals: $0) }) {
             try? FileManager.default.removeItem(atPath: source)
             return
         }
@@ -72,7 +75,7 @@ public struct FileSystemBlobStore: BlobStore {
 
     private func storeNow(_ bytes: [UInt8], as digest: Digest) throws {
         let destination = path(of: digest)
-        guard try !refreshIfIntact(destination, size: Int64(bytes.count), holdsSameBytesAs: { try Self.file(at: $0, equals: bytes) }) else { return }
+        guard try !holdsSameBytes(destination, size: Int64(bytes.count), { try Self.file(at: $0, equals: bytes) }) else { return }
         try writeDurably(bytes, to: destination, directory: try makeShardDirectory(for: destination))
     }
 
@@ -116,7 +119,7 @@ public struct FileSystemBlobStore: BlobStore {
         return directory
     }
 
-    /// Writes to a unique temp file in `incoming/`, fsyncs, renames, fsyncs the directory.
+    /// Writes to a unique temp file in the temp directory, fsyncs, renames, fsyncs the directory.
     private func writeDurably(_ bytes: [UInt8], to destination: String, directory: String) throws {
         let temp = "\(incomingPath)/\(UUID().uuidString).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import SpotCore
 
-/// A row of `damagedBlobs`: a blob `fsck --repair` found corrupt (and quarantined) or missing.
+/// A row of `damagedBlobs`: a blob `fsck --repair` found corrupt or missing.
 struct DamagedBlobRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "damagedBlobs"
 
@@ -41,6 +41,11 @@ extension SQLiteCatalog {
             for row in try Row.fetchAll(db, sql: "SELECT digest, freeDigest FROM locationFreeBlobs ORDER BY digest") {
                 let original = try Self.digest(row["digest"], of: "a GPS-free copy")
                 references.locationFree.append(.init(original: original, digest: try Self.digest(row["freeDigest"], of: "GPS-free copy of \(original)")))
+            }
+            for row in try Row.fetchAll(db, sql: """
+                SELECT digest, MAX(expiresAt) AS expiresAt FROM leasedBlobs JOIN leases ON leases.id = leasedBlobs.leaseId GROUP BY digest
+                """) {
+                references.leases[try Self.digest(row["digest"], of: "a lease")] = row["expiresAt"]
             }
             for record in try DamagedBlobRecord.fetchAll(db) {
                 references.damaged[try Self.digest(record.digest, of: "a damaged blob")] = record.reason

@@ -91,19 +91,23 @@ extension SQLiteCatalog {
     /// A replacement keeps the object's `createdAt`, sets `updatedAt`, and takes the new
     /// digest, size, content type and owner, and loses its download tokens. When
     /// `object.path` has a `topFolder`, the spot is that folder: it is created owned by
-    /// `object.owner` if absent; with `spotLimit`, `SpotError(.conflict)` if a new name
-    /// would make it hold more than `spotLimit` objects (a replacement never does). Who
-    /// may write is the access policy's business. Photo metadata and thumbnails are
-    /// upserted per blob digest; thumbnails of other sizes already recorded
-    /// for the digest stay. In the same transaction, the derived location of the object's
-    /// spot (when it has a spot row) is brought up to date, and so is that of every spot
-    /// showing the same bytes when their photo metadata changed.
-    public func commit(_ object: NewObject, spotLimit: Int?) async throws -> StoredObject {
+    /// `object.owner` if absent, else `admission` decides on it as the transaction sees it
+    /// (the write lock is held from the start: IMMEDIATE). Photo metadata and thumbnails
+    /// are upserted per blob digest; thumbnails of other sizes already recorded for the
+    /// digest stay. In the same transaction: the lease is checked and released, damage
+    /// marks of the stored blobs are cleared, and the derived location of the object's
+    /// spot is brought up to date, and so is that of every spot showing the same bytes
+    /// when their photo metadata changed.
+    public func commit(_ object: NewObject, admission: SpotAdmission) async throws -> StoredObject {
         try await write { db in
             let now = Date()
             let existing = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(object.path))
             if let spotId = object.path.topFolder {
-                try Self.admit(object, toSpot: spotId, limit: spotLimit, isReplacement: existing != nil, at: now, db)
+                try Self.admit(object, toSpot: spotId, admission: admission, isReplacement: existing != nil, at: now, db)
+            }
+            if let lease = object.lease { try Self.release(heldLease: lease, db) }
+            for digest in [object.digest] + object.thumbnails.map(\.digest) {
+                try DamagedBlobRecord.deleteOne(db, key: digest.hex)
             }
             if var record = existing {
                 record.setContent(of: object, at: now)
@@ -156,17 +160,14 @@ extension SQLiteCatalog {
 
     /// Lets `object` into spot `spotId`, creating the spot if absent, or throws why not.
     private static func admit(
-        _ object: NewObject, toSpot spotId: String, limit: Int?, isReplacement: Bool, at now: Date, _ db: Database
+        _ object: NewObject, toSpot spotId: String, admission: SpotAdmission, isReplacement: Bool, at now: Date, _ db: Database
     ) throws {
         let bucket = object.path.bucket
-        if try !SpotRecord.exists(db, key: SpotRecord.key(bucket: bucket, id: spotId)) {
+        guard let state = try spotState(bucket: bucket, id: spotId, db) else {
             try SpotRecord(bucket: bucket, id: spotId, owner: object.owner, createdAt: now).insert(db)
+            return
         }
-        guard let limit, !isReplacement else { return }
-        let count = try ObjectRecord.inSpot(bucket: bucket, id: spotId).fetchCount(db)
-        guard count < limit else {
-            throw SpotError(.conflict, "spot \(bucket)/\(spotId) already holds \(count) objects; the limit is \(limit)")
-        }
+        if let refusal = admission.refusal(of: object.owner, into: state, isReplacement: isReplacement) { throw refusal }
     }
 
     /// The object at `path` as stored, or `nil`.

@@ -10,6 +10,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v2", migrate: addPlacesV2)
         migrator.registerMigration("v3", migrate: addRulesAndSharingV3)
         migrator.registerMigration("v4", migrate: addDamagedBlobsV4)
+        migrator.registerMigration("v5", migrate: addLeasesV5)
         return migrator
     }
 

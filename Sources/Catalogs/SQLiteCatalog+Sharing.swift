@@ -60,9 +60,10 @@ extension SQLiteCatalog {
         }
     }
 
-    /// Records that blob `free` is `digest` without GPS (replacing an earlier record).
-    public func setLocationFreeDigest(_ free: Digest, of digest: Digest) async throws {
+    /// Records that blob `free` is `digest` without GPS (replacing an earlier record) and releases `lease`.
+    public func setLocationFreeDigest(_ free: Digest, of digest: Digest, lease: LeaseID) async throws {
         try await write { db in
+            try Self.release(heldLease: lease, db)
             try db.execute(
                 sql: "INSERT OR REPLACE INTO locationFreeBlobs (digest, freeDigest) VALUES (?, ?)", arguments: [digest.hex, free.hex])
         }

@@ -18,13 +18,16 @@ public struct SQLiteCatalog: Catalog {
     /// Keeps the answers of the reads every download makes while the file is unchanged
     /// (none for a catalog in memory).
     let memo: CatalogReadMemo?
+    public let changes: any CatalogChangeFeed
 
-    /// Wraps `dbWriter` and migrates its schema to the latest version.
+    /// Wraps `dbWriter` and migrates its schema to the latest version; `changes` is the
+    /// file's feed, `nil` for a catalog in memory (nothing is kept then).
     ///
     /// - important: Create `dbWriter` with `makeConfiguration()`.
-    init(_ dbWriter: any DatabaseWriter, memo: CatalogReadMemo? = nil) throws {
+    init(_ dbWriter: any DatabaseWriter, changes: SQLiteChangeFeed? = nil) throws {
         self.dbWriter = dbWriter
-        self.memo = memo
+        self.changes = changes ?? NoChangeFeed()
+        self.memo = changes.map { CatalogReadMemo(feed: $0) }
         do {
             try Self.migrator.migrate(dbWriter)
         } catch {
@@ -40,17 +43,12 @@ public struct SQLiteCatalog: Catalog {
     /// the file is not an SQLite database, or it was migrated by a newer SpotStore.
     public init(path: String) throws {
         let pool = try DatabasePool(path: path, configuration: Self.makeConfiguration())
-        try self.init(pool, memo: CatalogReadMemo(path: path))
+        try self.init(pool, changes: SQLiteChangeFeed(path: path))
     }
 
     /// A new, empty catalog in memory, for tests; it is gone when the last copy of the value is.
     public static func inMemory() throws -> SQLiteCatalog {
         try SQLiteCatalog(DatabaseQueue(configuration: makeConfiguration()))
-    }
-
-    /// SQLite's `PRAGMA data_version` on the memo's connection; `nil` for a catalog in memory.
-    public func commitStamp() throws -> Int64? {
-        try memo?.version()
     }
 
     /// Runs `updates` in one write transaction.
@@ -84,4 +82,10 @@ public struct SQLiteCatalog: Catalog {
         config.busyMode = .timeout(busyTimeout)
         return config
     }
+}
+
+/// The feed of a catalog only this process uses (in memory): no stamp, so nothing is kept.
+struct NoChangeFeed: CatalogChangeFeed {
+    func stamp() throws -> Int64? { nil }
+    var stalenessBound: Duration { .zero }
 }

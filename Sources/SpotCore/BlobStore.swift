@@ -1,20 +1,18 @@
 import Foundation
 
-/// Immutable bytes named by their SHA-256 digest.
+/// Immutable bytes named by their SHA-256 digest: a plain key/value store that every
+/// object store can be (put, get a range, size, delete, paged enumeration) and nothing a
+/// file system alone can do.
 ///
 /// Backends trust their input: hashing, the size limit and the digest check happen once,
-/// above every backend (`SpotService.BlobWriter`). A blob is never modified in place.
-/// Storing a digest that already exists keeps the existing blob when it holds exactly the
-/// new bytes (a blob cut short or with flipped bits on disk is replaced by the new copy, so
-/// an upload's good bytes are never dropped for damaged ones) and refreshes its modification
-/// time, so that `gc`'s grace period covers the catalog commit that follows
-/// (`remove(_:ifModifiedBefore:)` never removes a blob between a store finding it and
-/// refreshing its time). Removing a missing blob is not an error; reading a missing blob
-/// answers `nil`.
+/// above every backend (`SpotService.BlobWriter`). A blob is never modified in place;
+/// storing a digest again leaves the store holding those bytes (a backend may keep an
+/// existing copy only when it holds exactly the same bytes, so a damaged copy is healed).
+/// gc safety does not come from here: the catalog's leases say which blobs an upload is
+/// about to name. Removing a missing blob is not an error; reading a missing blob answers `nil`.
 public protocol BlobStore: Sendable {
     /// Moves the fully written file at `path` into the store as `digest`. The file is
-    /// gone afterwards, whether it was moved or dropped because the blob already existed.
-    /// The blob is durable (fsynced) when this returns.
+    /// gone afterwards. The blob is durable when this returns.
     func store(fileAt path: String, as digest: Digest) async throws
 
     /// Stores `bytes` as `digest` (for small blobs such as thumbnails); durable on return.
@@ -30,29 +28,10 @@ public protocol BlobStore: Sendable {
     /// Removes the blob; a missing blob is not an error.
     func remove(_ digest: Digest) async throws
 
-    // MARK: Maintenance (fsck, gc, stats)
-
-    /// Every blob with its size and modification time. Files that are not blobs (writes in
-    /// progress, strays) are listed apart and never as blobs. Blobs written while the
-    /// listing runs may or may not be in it.
-    func inventory() async throws -> BlobInventory
-
-    /// Removes what writes cut short by a crash left behind and returns how many files that
-    /// was. Only safe when nothing else is writing to the store.
-    func removeInterruptedWrites() throws -> Int
-
-    /// Where the blob `digest` lives (or would), for messages to operators.
-    func location(of digest: Digest) -> String
-
-    /// Moves blob `digest` out of the store into a quarantine area, never deleting it, and
-    /// returns where it went; `nil` when the blob is absent. Quarantining the same digest
-    /// again keeps both files.
-    func quarantine(_ digest: Digest) async throws -> String?
-
-    /// Removes blob `digest` only if it was last modified before `cutoff` (checked and
-    /// removed as one step with respect to stores refreshing it, also from other processes);
-    /// returns whether it was removed. A missing blob answers `false`.
-    func remove(_ digest: Digest, ifModifiedBefore cutoff: Date) async throws -> Bool
+    /// Up to `limit` blobs with their sizes, in digest order, after `after` (from the first
+    /// when `nil`); fewer (or none) at the end. Blobs stored or removed while a walk runs
+    /// may or may not appear in it; none appears twice.
+    func blobs(after: Digest?, limit: Int) async throws -> [StoredBlob]
 }
 
 extension BlobStore {
@@ -60,5 +39,26 @@ extension BlobStore {
     public func read(_ digest: Digest) async throws -> [UInt8]? {
         guard let size = try await size(of: digest) else { return nil }
         return try await read(digest, offset: 0, count: Int(size))
+    }
+
+    /// Every blob, in digest order, walked a page of `pageSize` at a time.
+    public func allBlobs(pageSize: Int = 1000) -> AsyncThrowingStream<StoredBlob, any Error> {
+        AsyncThrowingStream { continuation in
+            let walk = Task {
+                do {
+                    var after: Digest?
+                    while true {
+                        let page = try await blobs(after: after, limit: pageSize)
+                        for blob in page { continuation.yield(blob) }
+                        guard page.count == pageSize, let last = page.last else { break }
+                        after = last.digest
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in walk.cancel() }
+        }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The metadata of the store: users and token digests, spots, objects, photo metadata
 /// and thumbnails. The catalog is the final arbiter of limits: `commit` re-checks them
 /// in the same transaction that writes, so they hold across processes and machines.
@@ -18,10 +20,8 @@ public protocol Catalog: Sendable {
     /// The user owning the token with this digest, with its claims, or `nil`.
     func user(tokenDigest: Digest) async throws -> User?
 
-    /// A number that changes whenever anything in the catalog may have changed (a commit by
-    /// any connection or process) and never comes back, so that an answer worked out after
-    /// reading it holds while it stays the same; `nil` when the catalog cannot tell.
-    func commitStamp() throws -> Int64?
+    /// Tells this process when any process has committed, so that what it keeps is dropped.
+    var changes: any CatalogChangeFeed { get }
 
     /// All users, by uid.
     func users() async throws -> [User]
@@ -48,12 +48,15 @@ public protocol Catalog: Sendable {
     /// brings the spot's derived location (first photo with GPS, its place, whether the
     /// photos are more than 1 km apart) up to date in the same transaction.
     ///
-    /// When `object.path` is in a spot (`topFolder` is non-nil): creates the spot owned by
-    /// `object.owner` if absent; with `spotLimit`, refuses with `SpotError(.conflict)` if a
-    /// new object would make the spot hold more than `spotLimit` objects. Who may write
-    /// where is the access policy's business, not the catalog's. A replaced object's
-    /// download tokens are revoked. Photo metadata and thumbnails are recorded per blob digest.
-    func commit(_ object: NewObject, spotLimit: Int?) async throws -> StoredObject
+    /// When `object.path` is in a spot (`topFolder` is non-nil), that transaction decides
+    /// admission: the spot is created owned by `object.owner` if absent; otherwise
+    /// `admission.refusal(of:into:isReplacement:)` on the spot as it is now refuses with
+    /// `.forbidden` (owned by another user while `requiresOwnership`) or `.conflict` (full).
+    /// With `object.lease`, the lease must still be held (else `.unavailable`: gc may have
+    /// removed the blobs) and is released. Damage marks of the object's blob and thumbnails
+    /// are cleared (the blobs were just stored whole). A replaced object's download tokens
+    /// are revoked. Photo metadata and thumbnails are recorded per blob digest.
+    func commit(_ object: NewObject, admission: SpotAdmission) async throws -> StoredObject
 
     /// Removes the object at `path` and returns it, or `nil` when absent. Its blob stays
     /// for garbage collection; its download tokens go with it; the spot's derived location
@@ -93,8 +96,35 @@ public protocol Catalog: Sendable {
     /// The blob holding the same image as `digest` with its GPS removed, if made before.
     func locationFreeDigest(of digest: Digest) async throws -> Digest?
 
-    /// Records that blob `free` is `digest` without GPS (the blob is already stored).
-    func setLocationFreeDigest(_ free: Digest, of digest: Digest) async throws
+    /// Records that blob `free` is `digest` without GPS (the blob is already stored under
+    /// `lease`, which this releases).
+    func setLocationFreeDigest(_ free: Digest, of digest: Digest, lease: LeaseID) async throws
+
+    // MARK: Leases (blobs stored before the catalog names them)
+
+    /// Records a lease on `digests` from `now` for `duration` seconds: gc keeps those blobs
+    /// until it expires, though nothing names them yet. Take it before storing the blobs;
+    /// the commit that names them releases it. `nil` while gc is removing one of them
+    /// (claimed less than `claimLifetime` before `now`): retry shortly.
+    func lease(_ digests: [Digest], at now: Date, for duration: TimeInterval) async throws -> LeaseID?
+
+    /// Gives a lease up (the upload failed); an unknown or released lease is not an error.
+    func releaseLease(_ id: LeaseID) async throws
+
+    /// In one transaction: drops leases that expired before `cutoff`, then claims `digest`
+    /// for removal if no object, thumbnail or GPS-free copy names it and no lease holds it.
+    /// While claimed (until `endRemoval`, or for `claimLifetime` when gc dies), `lease` of
+    /// that digest answers `nil`. Returns whether it was claimed.
+    func claimForRemoval(_ digest: Digest, cutoff: Date, now: Date) async throws -> Bool
+
+    /// Ends the removal claim on `digest` (the blob is gone, or its removal failed).
+    func endRemoval(_ digest: Digest) async throws
+
+    // MARK: Shared configuration
+
+    /// The key every instance signs URLs with: the one stored in the catalog, or `candidate`
+    /// when none is (stored then; the first process to store one wins).
+    func signingKey(orStore candidate: [UInt8]) async throws -> [UInt8]
 
     /// For each of `digests` that `owner` already stores in `bucket`, the names holding it
     /// (in name order); digests without such an object are absent.
@@ -122,8 +152,7 @@ public protocol Catalog: Sendable {
     /// Why blob `digest` is marked damaged, or `nil` when it is not.
     func damage(of digest: Digest) async throws -> String?
 
-    /// Removes the damage mark of `digest` (the blob was restored or stored again); `false`
-    /// when it had none.
+    /// Removes the damage mark of `digest` (the blob was restored); `false` when it had none.
     @discardableResult
     func clearDamage(of digest: Digest) async throws -> Bool
 
@@ -146,4 +175,27 @@ public struct ObjectReading: Sendable {
         self.spot = spot
         self.damage = damage
     }
+}
+
+/// A lease on blobs, from `Catalog.lease(_:at:for:)`.
+public struct LeaseID: Sendable, Hashable {
+    public let rawValue: Int64
+    public init(_ rawValue: Int64) { self.rawValue = rawValue }
+}
+
+/// How long (seconds) a removal claim of a gc that died keeps uploads of that digest waiting.
+public let claimLifetime: Double = 60
+
+/// The change-notification port: tells a process that any process may have committed to
+/// the catalog, so that whatever it keeps from the catalog (memoized reads, kept answers,
+/// users and claims) is dropped. Every cache listens here and nowhere else.
+public protocol CatalogChangeFeed: Sendable {
+    /// A number that changes after every commit by any connection or process (at most
+    /// `stalenessBound` after it) and never comes back, so an answer worked out after
+    /// reading it holds while it stays the same; `nil` when the feed cannot tell (keep nothing).
+    func stamp() throws -> Int64?
+
+    /// How long after another process's commit `stamp()` may still give the old number:
+    /// zero for SQLite (the WAL index is shared memory).
+    var stalenessBound: Duration { get }
 }

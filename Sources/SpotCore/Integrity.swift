@@ -3,28 +3,12 @@ import Foundation
 /// A blob as the blob store holds it, for `fsck`, `gc` and `stats`.
 public struct StoredBlob: Sendable, Hashable {
     public var digest: Digest
-    /// The file's size in bytes (what the store holds, whatever the catalog says).
+    /// The blob's size in bytes (what the store holds, whatever the catalog says).
     public var size: Int64
-    /// When the blob was last written or stored again (see `BlobStore.store`).
-    public var modified: Date
 
-    public init(digest: Digest, size: Int64, modified: Date) {
+    public init(digest: Digest, size: Int64) {
         self.digest = digest
         self.size = size
-        self.modified = modified
-    }
-}
-
-/// Every blob of a blob store, and what else lies in its tree.
-public struct BlobInventory: Sendable {
-    /// The blobs, by digest.
-    public var blobs: [StoredBlob]
-    /// Files that are not blobs where blobs live: writes in progress (`*.tmp`) and strays.
-    public var strays: [String]
-
-    public init(blobs: [StoredBlob], strays: [String] = []) {
-        self.blobs = blobs
-        self.strays = strays
     }
 }
 
@@ -72,8 +56,14 @@ public struct BlobReferences: Sendable {
     public var locationFree: [LocationFree]
     /// Blobs `fsck --repair` found corrupt or missing, with why ("failed its checksum", "is missing").
     public var damaged: [Digest: String]
+    /// Blobs leased by uploads not yet committed, with the latest expiry of their leases.
+    public var leases: [Digest: Date]
 
-    public init(objects: [Object] = [], thumbnails: [Thumbnail] = [], locationFree: [LocationFree] = [], damaged: [Digest: String] = [:]) {
+    public init(
+        objects: [Object] = [], thumbnails: [Thumbnail] = [], locationFree: [LocationFree] = [], damaged: [Digest: String] = [:],
+        leases: [Digest: Date] = [:]
+    ) {
+        self.leases = leases
         self.objects = objects
         self.thumbnails = thumbnails
         self.locationFree = locationFree

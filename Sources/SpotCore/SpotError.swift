@@ -23,6 +23,8 @@ public struct SpotError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidContent
         /// Too many failed attempts from this client; wait and retry. HTTP 429.
         case rateLimited
+        /// Something the request needs is busy or went away for a moment; retry. HTTP 503.
+        case unavailable
         /// The store ran out of space. HTTP 507.
         case insufficientStorage
         /// A bug or an environment failure. HTTP 500.
@@ -40,6 +42,7 @@ public struct SpotError: Error, Sendable, Equatable, CustomStringConvertible {
             case .unsupportedMediaType: 415
             case .invalidContent: 422
             case .rateLimited: 429
+            case .unavailable: 503
             case .insufficientStorage: 507
             case .internal: 500
             }
@@ -47,7 +50,7 @@ public struct SpotError: Error, Sendable, Equatable, CustomStringConvertible {
 
         /// The kind an HTTP status code answers for; any other code is `.internal`.
         public init(httpStatusCode: Int) {
-            let kinds: [Kind] = [.badRequest, .unauthenticated, .forbidden, .notFound, .conflict, .tooLarge, .unsupportedMediaType, .invalidContent, .rateLimited, .insufficientStorage]
+            let kinds: [Kind] = [.badRequest, .unauthenticated, .forbidden, .notFound, .conflict, .tooLarge, .unsupportedMediaType, .invalidContent, .rateLimited, .unavailable, .insufficientStorage]
             self = kinds.first { $0.httpStatusCode == httpStatusCode } ?? .internal
         }
     }

@@ -128,11 +128,15 @@ public struct NewObject: Sendable, Equatable {
     public var owner: String
     public var photo: PhotoMetadata?
     public var thumbnails: [Thumbnail]
+    /// The lease held on the blob and thumbnails since before they were stored; the commit
+    /// releases it. `nil` for blobs something already names.
+    public var lease: LeaseID?
 
     public init(
         path: ObjectPath, digest: Digest, size: Int64, contentType: String, owner: String,
-        photo: PhotoMetadata? = nil, thumbnails: [Thumbnail] = []
+        photo: PhotoMetadata? = nil, thumbnails: [Thumbnail] = [], lease: LeaseID? = nil
     ) {
+        self.lease = lease
         self.path = path
         self.digest = digest
         self.size = size

@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -11,10 +12,11 @@ import Synchronization
 
 /// The thumbnail answers the router gave to `GET`s with a token, kept so that the same
 /// request (same Authorization, same target) is answered again without the router while
-/// nothing it depends on may have changed: the catalog's commit stamp (any commit, by any
-/// process: a revoked token, a deleted or damaged object, a changed claim) and the rules'
-/// revision (a reload) are read before every kept answer, and any change drops them all.
-/// Rules that read `request.time` have no revision, and then nothing is kept.
+/// nothing it depends on may have changed: the catalog change feed's stamp (any commit, by
+/// any process: a revoked token, a deleted or damaged object, a changed claim; within the
+/// feed's staleness bound) and the rules' revision (a reload) are read before every kept
+/// answer, and any change drops them all. Rules that read `request.time` have no revision,
+/// and then nothing is kept; nor is anything without rules to ask.
 final class KeptThumbnails: Sendable {
     /// A request, as far as its thumbnail answer depends on it.
     struct Key: Hashable, Sendable {
@@ -46,18 +48,20 @@ final class KeptThumbnails: Sendable {
 
     /// Body bytes kept at most; all answers are dropped when a new one would pass it.
     let byteBudget: Int
-    private let service: StorageService
+    private let changes: any CatalogChangeFeed
+    private let rules: (any RulesRevision)?
     private let state = Mutex(State())
 
-    init(service: StorageService, byteBudget: Int = 64 << 20) {
-        self.service = service
+    init(changes: any CatalogChangeFeed, rules: (any RulesRevision)?, byteBudget: Int = 64 << 20) {
+        self.changes = changes
+        self.rules = rules
         self.byteBudget = byteBudget
     }
 
     /// The current stamp: read it before working out an answer to keep. `nil` when the
-    /// catalog has no commit stamp or the rules read the clock.
+    /// feed has no stamp, or the rules read the clock or are not known.
     func stamp() -> Stamp? {
-        guard let rules = service.policy.revision, let catalog = try? service.catalog.commitStamp() else { return nil }
+        guard let rules = rules?.revision, let catalog = try? changes.stamp() else { return nil }
         return Stamp(catalog: catalog, rules: rules)
     }
 

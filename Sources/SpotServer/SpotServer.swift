@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -83,12 +84,14 @@ public enum SpotServer {
     }
 
     /// The application, ready for `runService()` (which stops it without draining uploads;
-    /// `serve` drains them).
+    /// `serve` drains them). Thumbnail answers are kept while `rules` (the service's
+    /// policy) and the catalog are unchanged; without `rules`, none are.
     public static func makeApplication(
-        service: StorageService, configuration: ServerConfiguration, logger: Logger, metrics: Metrics = Metrics(), gate: UploadGate = UploadGate()
+        service: StorageService, configuration: ServerConfiguration, logger: Logger, metrics: Metrics = Metrics(), gate: UploadGate = UploadGate(),
+        rules: (any RulesRevision)? = nil
     ) -> some ApplicationProtocol {
         let limiter = FailedAuthenticationLimiter(maxFailures: configuration.maxFailedAuthentications)
-        let kept = KeptThumbnails(service: service)
+        let kept = KeptThumbnails(changes: service.catalog.changes, rules: rules)
         let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [ExpectHeaderHandler()], idleTimeout: TimeAmount(configuration.idleTimeout))
         return Application(
             router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate, limiter: limiter, kept: kept),
@@ -105,9 +108,9 @@ public enum SpotServer {
     /// in-flight ones finish (up to `configuration.uploadDrainTimeout`; GETs are still
     /// served), then the server stops taking connections and returns. Throws when uploads
     /// were still running at the timeout.
-    public static func serve(service: StorageService, configuration: ServerConfiguration, logger: Logger) async throws {
+    public static func serve(service: StorageService, configuration: ServerConfiguration, rules: any RulesRevision, logger: Logger) async throws {
         let gate = UploadGate()
-        let app = makeApplication(service: service, configuration: configuration, logger: logger, gate: gate)
+        let app = makeApplication(service: service, configuration: configuration, logger: logger, gate: gate, rules: rules)
         // Services stop in reverse order: the drain first, then the HTTP server.
         let group = ServiceGroup(configuration: .init(
             services: [app, UploadDrain(gate: gate, timeout: configuration.uploadDrainTimeout, logger: logger)],

@@ -8,7 +8,7 @@ public struct IntegrityFinding: Sendable, Equatable, CustomStringConvertible {
         /// Needs action: corrupt or missing blobs not yet repaired, catalog inconsistencies.
         case problem
         /// Known damage: the blob is quarantined or missing and its objects are marked
-        /// damaged (they answer 500); restore the blob or delete the objects.
+        /// damaged (they answer 500); restore the blob (`spotstore restore`) or delete the objects.
         case damaged
         /// Fixed by this run of `fsck --repair`.
         case repaired
@@ -37,8 +37,6 @@ public struct IntegrityReport: Sendable {
     /// Blobs no object, thumbnail or GPS-free copy refers to (for `gc`), and their bytes.
     public var unreferencedBlobs = 0
     public var unreferencedBytes: Int64 = 0
-    /// Files among the blobs that are not blobs (writes in progress, strays).
-    public var strays: [String] = []
 
     /// Whether anything needs action (`.problem`), not counting known damage.
     public var hasProblems: Bool { findings.contains { $0.kind == .problem } }
@@ -48,12 +46,11 @@ public struct IntegrityReport: Sendable {
 
 /// What `gc` removed, or would remove.
 public struct CollectionReport: Sendable {
-    /// Unreferenced blobs older than the grace period: removed (or, in a dry run, to be removed).
+    /// Blobs nothing names and no lease holds: removed (or, in a dry run, to be removed).
     public var collected: [StoredBlob] = []
-    /// Unreferenced blobs younger than the grace period, kept (an upload may be about to commit them).
-    public var keptYoung: [StoredBlob] = []
-    /// Blobs that were candidates but changed or went away before removal.
-    public var skipped = 0
+    /// Unnamed blobs kept because an upload's lease holds them (it is about to commit them),
+    /// or because something named them by the time gc came to remove them.
+    public var kept: [StoredBlob] = []
 
     public var collectedBytes: Int64 { collected.reduce(0) { $0 + $1.size } }
 }
@@ -82,7 +79,8 @@ extension StorageService {
     static let verifyChunk = 1 << 20
 
     /// Checks every blob's SHA-256 against its name and every catalog reference; with
-    /// `repair`, quarantines corrupt blobs, marks the blobs of missing or corrupt content
+    /// `repair`, quarantines corrupt blobs (copied to `quarantineDirectory`, then removed
+    /// from the blob store), marks the blobs of missing or corrupt content
     /// damaged (their objects and thumbnails then answer 500 with the reason, never wrong
     /// bytes), clears the mark of damaged blobs that verify again (restored), and fixes
     /// the repairable catalog issues.
@@ -92,10 +90,8 @@ extension StorageService {
     /// before it is reported.
     public func checkIntegrity(repair: Bool) async throws -> IntegrityReport {
         var report = IntegrityReport()
-        let inventory = try await blobs.inventory()
         let references = try await catalog.blobReferences()
         report.objects = references.objects.count
-        report.strays = inventory.strays
 
         var users: [SpotCore.Digest: [String]] = [:]
         for object in references.objects { users[object.digest, default: []].append(object.path) }
@@ -114,7 +110,7 @@ extension StorageService {
         var damaged = references.damaged
         var present: [SpotCore.Digest: Int64] = [:]
 
-        for blob in inventory.blobs {
+        for try await blob in blobs.allBlobs() {
             guard let (actual, size) = try await hash(blob.digest) else { continue }  // removed meanwhile
             report.blobsChecked += 1
             report.bytesChecked += size
@@ -135,11 +131,12 @@ extension StorageService {
                 }
                 continue
             }
-            let what = "blob \(blob.digest) at \(blobs.location(of: blob.digest)) failed its checksum (its bytes hash to \(actual), \(size) bytes); \(usedBy(blob.digest))"
-            if repair, let moved = try await blobs.quarantine(blob.digest) {
+            let what = "blob \(blob.digest) failed its checksum (its bytes hash to \(actual), \(size) bytes); \(usedBy(blob.digest))"
+            if repair {
                 try await catalog.markDamaged(blob.digest, reason: "failed its checksum")
                 damaged[blob.digest] = "failed its checksum"
-                report.findings.append(.init(kind: .repaired, message: "\(what); moved it to \(moved) and marked it damaged"))
+                let moved = try await quarantine(blob.digest).map { "copied it to \($0), removed it from the store" } ?? "left it in the store"
+                report.findings.append(.init(kind: .repaired, message: "\(what); \(moved) and marked it damaged"))
             } else {
                 report.findings.append(.init(kind: .problem, message: "\(what); run `spotstore fsck --repair` to quarantine it, then restore it from a backup or delete what uses it"))
             }
@@ -157,7 +154,7 @@ extension StorageService {
             guard !reported.contains(digest) else { return }
             reported.insert(digest)
             if let reason = damaged[digest] {
-                report.findings.append(.init(kind: .damaged, message: "blob \(digest) \(reason); \(usedBy(digest)); restore it to \(blobs.location(of: digest)) (then run `spotstore fsck --repair`) or delete what uses it"))
+                report.findings.append(.init(kind: .damaged, message: "blob \(digest) \(reason); \(usedBy(digest)); \(Self.restoreAdvice(digest))"))
                 return
             }
             if try await blobs.size(of: digest) != nil { return }  // stored after the listing
@@ -166,9 +163,9 @@ extension StorageService {
                 try await catalog.markDamaged(digest, reason: "is missing")
                 damaged[digest] = "is missing"
                 report.findings.append(.init(kind: .repaired, message: "\(missing); marked it damaged"))
-                report.findings.append(.init(kind: .damaged, message: "blob \(digest) is missing; restore it to \(blobs.location(of: digest)) (then run `spotstore fsck --repair`) or delete what uses it"))
+                report.findings.append(.init(kind: .damaged, message: "blob \(digest) is missing; \(Self.restoreAdvice(digest))"))
             } else {
-                report.findings.append(.init(kind: .problem, message: "\(missing); restore it to \(blobs.location(of: digest)) from a backup or delete what uses it; `spotstore fsck --repair` marks it damaged"))
+                report.findings.append(.init(kind: .problem, message: "\(missing); \(Self.restoreAdvice(digest)); `spotstore fsck --repair` marks it damaged"))
             }
         }
         for object in references.objects {
@@ -215,45 +212,102 @@ extension StorageService {
         return (SpotCore.Digest(bytes: hasher.finalize()), offset)
     }
 
-    /// Removes blobs that no object, thumbnail or GPS-free copy refers to and that were
-    /// last modified before `now − grace`; with `dryRun`, only says which.
+    /// Removes blobs that no object, thumbnail or GPS-free copy names and no lease holds;
+    /// leases that expired more than `grace` seconds ago no longer count. With `dryRun`,
+    /// only says which.
     ///
-    /// Why an upload in flight is never collected: an upload moves its blob into the store
-    /// and then commits. Moving it in gives the blob a fresh modification time (a new file
-    /// keeps the time it was just written; storing bytes that already exist touches the
-    /// existing blob), so until the commit references it, it is younger than the grace
-    /// period. The blobs are listed before the catalog is read, and each blob's time is
-    /// checked again as it is removed, under a lock that a store refreshing the blob takes
-    /// too (see `BlobStore.remove(_:ifModifiedBefore:)`). Keep the grace period well above the
-    /// longest upload-to-commit time (image analysis of the largest photo); the default is 1 h.
+    /// Why an upload in flight never loses its blobs: it records a lease in the catalog
+    /// before it stores them, and its commit releases the lease in the transaction that
+    /// names them. gc decides on each blob in a catalog transaction that drops expired
+    /// leases and claims the blob for removal only when nothing names or leases it; while
+    /// the claim lasts, a new lease on that digest waits, so bytes stored after a lease are
+    /// never removed. A commit whose lease gc dropped (it expired) is refused.
     ///
     /// Thumbnails and GPS-free copies stay while the catalog records them, also after the
     /// objects of their original are deleted, so that storing the same bytes again reuses them.
-    public func collectGarbage(grace: TimeInterval, dryRun: Bool, now: Date = Date()) async throws -> CollectionReport {
+    public func collectGarbage(grace: TimeInterval, dryRun: Bool) async throws -> CollectionReport {
+        let now = configuration.now()
         let cutoff = now.addingTimeInterval(-grace)
-        let inventory = try await blobs.inventory()
-        let referenced = try await catalog.blobReferences().referenced
+        let references = try await catalog.blobReferences()
+        let named = references.referenced
         var report = CollectionReport()
-        for blob in inventory.blobs where !referenced.contains(blob.digest) {
-            if blob.modified >= cutoff {
-                report.keptYoung.append(blob)
-            } else if dryRun {
-                report.collected.append(blob)
-            } else if try await blobs.remove(blob.digest, ifModifiedBefore: cutoff) {
+        for try await blob in blobs.allBlobs() where !named.contains(blob.digest) {
+            if dryRun {
+                if let expiry = references.leases[blob.digest], expiry >= cutoff {
+                    report.kept.append(blob)
+                } else {
+                    report.collected.append(blob)
+                }
+            } else if try await catalog.claimForRemoval(blob.digest, cutoff: cutoff, now: now) {
+                do {
+                    try await blobs.remove(blob.digest)
+                } catch {
+                    try? await catalog.endRemoval(blob.digest)
+                    throw error
+                }
+                try await catalog.endRemoval(blob.digest)
                 report.collected.append(blob)
             } else {
-                report.skipped += 1
+                report.kept.append(blob)
             }
         }
         return report
     }
 
+    /// Puts the bytes of a blob the catalog names back into the store (a backup of a blob
+    /// `fsck` found missing or corrupt), clearing its damage mark; returns the digest.
+    /// - Throws: `.notFound` when nothing names the file's digest.
+    public func restoreBlob(fromFileAt path: String) async throws -> SpotCore.Digest {
+        let staged = try await writer.stage(FileBytes(path: path), maxBytes: .max)
+        defer { try? FileManager.default.removeItem(atPath: staged.path) }
+        let references = try await catalog.blobReferences()
+        guard references.referenced.contains(staged.digest) || references.damaged[staged.digest] != nil else {
+            throw SpotError(.notFound, "nothing in the catalog names blob \(staged.digest) (the SHA-256 of \(path)); it is not one to restore")
+        }
+        try await blobs.store(fileAt: staged.path, as: staged.digest)
+        try await catalog.clearDamage(of: staged.digest)
+        return staged.digest
+    }
+
+    /// What an operator can do about a damaged or missing blob.
+    static func restoreAdvice(_ digest: SpotCore.Digest) -> String {
+        "restore it with `spotstore restore FILE` (a copy whose SHA-256 is \(digest)) or delete what uses it"
+    }
+
+    /// Copies blob `digest` into `quarantineDirectory` (as `<hex>`, `<hex>.1`… when taken),
+    /// durably, then removes it from the blob store; returns where the copy is, or `nil`
+    /// without a quarantine directory (the blob stays).
+    func quarantine(_ digest: SpotCore.Digest) async throws -> String? {
+        guard let directory = configuration.quarantineDirectory else { return nil }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var destination = "\(directory)/\(digest.hex)"
+        var suffix = 0
+        while FileManager.default.fileExists(atPath: destination) {
+            suffix += 1
+            destination = "\(directory)/\(digest.hex).\(suffix)"
+        }
+        guard FileManager.default.createFile(atPath: destination, contents: nil), let file = FileHandle(forWritingAtPath: destination) else {
+            throw SpotError(.internal, "cannot create \(destination) to quarantine blob \(digest)")
+        }
+        defer { try? file.close() }
+        for try await chunk in contents(of: digest, range: 0..<(try await blobs.size(of: digest) ?? 0)) {
+            try file.write(contentsOf: chunk)
+        }
+        try file.synchronize()
+        try await blobs.remove(digest)
+        return destination
+    }
+
     /// Objects, blobs and bytes of the store, dedup savings and per-bucket counts.
     public func statistics() async throws -> StoreStatistics {
-        let inventory = try await blobs.inventory()
+        var (count, bytes): (Int, Int64) = (0, 0)
+        for try await blob in blobs.allBlobs() {
+            count += 1
+            bytes += blob.size
+        }
         let catalog = try await self.catalog.statistics()
         return StoreStatistics(
-            objects: catalog.objects, blobs: inventory.blobs.count, bytesStored: inventory.blobs.reduce(0) { $0 + $1.size },
+            objects: catalog.objects, blobs: count, bytesStored: bytes,
             logicalBytes: catalog.logicalBytes, uniqueOriginals: catalog.uniqueOriginals, uniqueOriginalBytes: catalog.uniqueOriginalBytes,
             dedupSavings: catalog.logicalBytes - catalog.uniqueOriginalBytes,
             thumbnails: catalog.thumbnails, thumbnailBytes: catalog.thumbnailBytes, buckets: catalog.buckets)

@@ -127,8 +127,14 @@ extension StorageService {
         }
         let stripped = LocationStripper.removingLocation(from: bytes)
         let free = BlobWriter.digest(of: stripped)
-        try await blobs.store(stripped, as: free)
-        try await catalog.setLocationFreeDigest(free, of: object.digest)
+        let lease = try await leaseBlobs([free])
+        do {
+            try await blobs.store(stripped, as: free)
+            try await catalog.setLocationFreeDigest(free, of: object.digest, lease: lease)
+        } catch {
+            try? await catalog.releaseLease(lease)
+            throw error
+        }
         return Download(digest: free, size: Int64(stripped.count), contentType: object.contentType)
     }
 }

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Ingest
 import NIOCore
+import SpotService
 import NIOHTTP1
 import SpotCore
 

@@ -115,7 +115,7 @@ extension SpotStoreCommand {
         private func makeDestination() async throws -> any IngestDestination {
             if let store {
                 let layout = StoreLayout(root: store)
-                let service = try layout.openService(serving: true, policy: try layout.loadRules(from: rules))
+                let service = try await layout.openService(serving: true, policy: try layout.loadRules(from: rules))
                 guard let user = try await service.users().first(where: { $0.uid == uid }) else {
                     throw SpotError(.notFound, "there is no user '\(uid ?? "")' in \(store) (create one with `spotstore users add`)")
                 }

@@ -11,12 +11,12 @@ extension SpotStoreCommand {
             discussion: """
                 Prints one line per problem with what to do, then a summary. Safe while the server runs. \
                 Unreferenced blobs are not problems (remove them with `spotstore gc`); they are counted.
-                --repair moves corrupt blobs to STORE/quarantine/ (never deleting them), marks the blobs \
+                --repair copies corrupt blobs to STORE/quarantine/ and then removes them from the store, marks the blobs \
                 of corrupt or missing content damaged (their objects and thumbnails then answer 500 \
                 "damaged: …", never wrong bytes), clears the mark of a damaged blob that verifies again \
                 (restored), and fixes catalog issues that can be derived again.
                 Exit status: 0 clean; 1 problems that need action (or --repair); 2 only known damage \
-                remains (damaged objects: restore their blobs and run fsck --repair, or delete the objects).
+                remains (damaged objects: restore their blobs with `spotstore restore FILE`, or delete the objects).
                 """)
 
         @OptionGroup var storeOptions: StoreOptions
@@ -29,7 +29,6 @@ extension SpotStoreCommand {
             for finding in report.findings { print(finding) }
             var summary = "\(report.blobsChecked) blob\(report.blobsChecked == 1 ? "" : "s") checked, \(describeBytes(report.bytesChecked)), \(report.objects) object\(report.objects == 1 ? "" : "s")"
             summary += "; \(report.unreferencedBlobs) unreferenced blob\(report.unreferencedBlobs == 1 ? "" : "s") (\(describeBytes(report.unreferencedBytes))) for `spotstore gc`"
-            if !report.strays.isEmpty { summary += "; \(report.strays.count) other file\(report.strays.count == 1 ? "" : "s") among the blobs (writes in progress or leftovers)" }
             let problems = report.findings.filter { $0.kind == .problem }.count
             let damaged = report.findings.filter { $0.kind == .damaged }.count
             let repaired = report.findings.filter { $0.kind == .repaired }.count
@@ -52,10 +51,11 @@ extension SpotStoreCommand {
             commandName: "gc",
             abstract: "Remove blobs no object, thumbnail or GPS-free copy refers to (on the local store).",
             discussion: """
-                Only blobs last modified longer ago than the grace period go. An upload moves its blob in \
-                (giving it a fresh modification time, also when the bytes were already stored) and then \
-                commits, so an upload in flight is never collected while it takes less than the grace \
-                period. Safe while the server runs. Thumbnails stay while the catalog records them.
+                A blob goes only when nothing names it and no upload holds a lease on it: an upload \
+                records a lease in the catalog before it stores its blobs, and its commit releases it, \
+                so an upload in flight is never collected. Leases that expired longer ago than the grace \
+                period (an upload that died) no longer count. Safe while servers run. Thumbnails stay \
+                while the catalog records them.
                 """)
 
         @OptionGroup var storeOptions: StoreOptions
@@ -63,7 +63,7 @@ extension SpotStoreCommand {
         @Flag(help: "List what would be removed, with sizes, and remove nothing.")
         var dryRun = false
 
-        @Option(help: ArgumentHelp("Keep blobs modified more recently than this: 30m, 2h, 1h30m, 0s.", valueName: "duration"))
+        @Option(help: ArgumentHelp("Keep blobs whose upload lease expired less than this ago: 30m, 2h, 1h30m, 0s.", valueName: "duration"))
         var grace: String = "1h"
 
         func validate() throws { _ = try parseDuration(grace) }
@@ -71,17 +71,38 @@ extension SpotStoreCommand {
         func run() async throws {
             let report = try await storeOptions.openExisting().collectGarbage(grace: try parseDuration(grace), dryRun: dryRun)
             for blob in report.collected {
-                print("\(dryRun ? "would remove" : "removed") \(blob.digest)\t\(blob.size) bytes\tmodified \(blob.modified.formatted(.iso8601))")
+                print("\(dryRun ? "would remove" : "removed") \(blob.digest)\t\(blob.size) bytes")
             }
             let count = "\(report.collected.count) blob\(report.collected.count == 1 ? "" : "s")"
             var summary = dryRun
                 ? "gc (dry run): would remove \(count), \(describeBytes(report.collectedBytes))"
                 : "gc: removed \(count), freed \(describeBytes(report.collectedBytes))"
-            if !report.keptYoung.isEmpty {
-                summary += "; kept \(report.keptYoung.count) unreferenced blob\(report.keptYoung.count == 1 ? "" : "s") younger than \(grace)"
+            if !report.kept.isEmpty {
+                summary += "; kept \(report.kept.count) blob\(report.kept.count == 1 ? "" : "s") that uploads in flight hold"
             }
-            if report.skipped > 0 { summary += "; \(report.skipped) changed meanwhile and stayed" }
             print(summary)
+        }
+    }
+
+    /// `spotstore restore FILE…`: put back blobs fsck found missing or corrupt.
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Put back blobs `fsck` reported missing or damaged, from copies of their bytes (on the local store).",
+            discussion: """
+                Each FILE is hashed; when the catalog names its SHA-256 (an object, a thumbnail or a GPS-free copy), \
+                it is stored and its damage mark cleared, so its objects answer again. A file nothing names is refused.
+                """)
+
+        @OptionGroup var storeOptions: StoreOptions
+
+        @Argument(help: ArgumentHelp("Copies of the blobs' bytes (from a backup, or STORE/quarantine/).", valueName: "file"))
+        var files: [String]
+
+        func run() async throws {
+            let service = try await storeOptions.openExisting()
+            for file in files {
+                print("restored blob \(try await service.restoreBlob(fromFileAt: file)) from \(file)")
+            }
         }
     }
 
@@ -131,11 +152,11 @@ extension SpotStoreCommand {
 extension StoreOptions {
     /// The service of an existing store (admin commands that only inspect it never create one).
     /// - Throws: `SpotError(.notFound)` when `--store` holds no catalog.
-    func openExisting() throws -> StorageService {
+    func openExisting() async throws -> StorageService {
         guard FileManager.default.fileExists(atPath: layout.catalogPath) else {
             throw SpotError(.notFound, "there is no store at \(store) (no catalog.sqlite); give its directory with --store DIR")
         }
-        return try layout.openService()
+        return try await layout.openService()
     }
 }
 

@@ -109,7 +109,8 @@ extension SpotStoreCommand.Rules {
                 incoming: writes ? IncomingObject(size: size ?? 0, contentType: type ?? "application/octet-stream") : nil)
             let decision = policy.decide(request)
             let refusal = writes && decision.allowed
-                ? decision.limits.refusal(size: size, contentType: type, spot: spot, isNewObject: operation == .create) : nil
+                ? decision.limits.refusalBeforeBody(declaredSize: size, spot: spot, isNewObject: operation == .create)
+                    ?? type.flatMap(decision.limits.refusal(ofContentType:)) : nil
             print("\(operation.rawValue) \(bucket)/\(name) as \(uid ?? "(not signed in)")")
             if let refusal {
                 print("deny: \(refusal.message)")
@@ -124,7 +125,7 @@ extension SpotStoreCommand.Rules {
         /// What the store knows about the request, when it exists: claims, spot, object.
         private func storedFacts(bucket: String, name: String) async throws -> (claims: [String: String], spot: SpotState?, resource: StoredObject?) {
             guard FileManager.default.fileExists(atPath: storeOptions.layout.catalogPath) else { return ([:], nil, nil) }
-            let catalog = try storeOptions.layout.openService().catalog
+            let catalog = try await storeOptions.layout.openService().catalog
             let claims = try await catalog.users().first { $0.uid == uid }?.claims ?? [:]
             guard let path = try? ObjectPath(bucket: bucket, name: name) else { return (claims, nil, nil) }
             var spot: SpotState?

@@ -14,7 +14,7 @@ extension SpotStoreCommand {
             abstract: "Run the HTTP service on a local store.",
             discussion: """
                 Stops gracefully on SIGTERM or SIGINT: new uploads get 503 while in-flight ones finish (up to --drain-timeout, 30 s by default; \
-                downloads are still served), then it exits. Leftover temp files of a previous run are removed at start. \
+                downloads are still served), then it exits. Each server writes uploads in flight to a temp directory of its own (--tmp, or a new one under STORE/tmp), so several servers may share one store; leftovers of processes that are gone are removed at start. \
                 Every request is logged at info with its request id (X-Request-Id, echoed in the response); \
                 GET /metrics (no token) gives Prometheus metrics.
                 Access is decided by the rules file (default: STORE/rules, written with the default rules when absent; \
@@ -26,6 +26,9 @@ extension SpotStoreCommand {
 
         @Option(help: ArgumentHelp("The access rules file (default: rules in the store).", valueName: "file"))
         var rules: String?
+
+        @Option(help: ArgumentHelp("A file of at least 32 random bytes to sign download URLs with, the same for every instance (default: a key kept in the catalog, which every instance on the store shares).", valueName: "file"))
+        var signingKey: String?
 
         @Option(help: "The address to listen on.")
         var host: String = "127.0.0.1"
@@ -71,16 +74,14 @@ extension SpotStoreCommand {
             logger.notice("rules loaded", metadata: ["file": "\(rulesFile)"])
             let reloader = Self.reloadOnHangup(policy, file: rulesFile, logger: logger)
             defer { reloader.cancel() }
-            let service = try layout.openService(serving: true, policy: policy)
-            let swept = try service.sweepTemporaryFiles()
-            if swept > 0 { logger.notice("removed leftover temp files", metadata: ["count": "\(swept)"]) }
+            let service = try await layout.openService(serving: true, policy: policy, signingKeyFile: signingKey)
             logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])
             try await SpotServer.serve(
                 service: service,
                 configuration: .init(
                     host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
                     uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout)),
-                logger: logger)
+                rules: policy, logger: logger)
         }
 
         /// A duration option (`30s`, `2m`) as a `Duration`.

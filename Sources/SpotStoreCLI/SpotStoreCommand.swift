@@ -13,7 +13,7 @@ struct SpotStoreCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Serve.self, Users.self, Rules.self, Upload.self, IngestCommand.self, Get.self, List.self, Remove.self, SignedURL.self, DownloadTokens.self,
-            Spots.self, Geocode.self, Thumbnail.self, Fsck.self, GC.self, Stats.self,
+            Spots.self, Geocode.self, Thumbnail.self, Fsck.self, GC.self, Restore.self, Stats.self,
         ]
     )
 }
@@ -23,5 +23,10 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The store's data directory.", valueName: "dir"))
     var store: String = "./storage"
 
-    var layout: StoreLayout { StoreLayout(root: store) }
+    @Option(name: .customLong("tmp"), help: ArgumentHelp(
+        "This process's own temp directory, emptied at start (default: a new one under STORE/tmp, removed once the process is gone). Give each process its own.",
+        valueName: "dir"))
+    var temporaryDirectory: String?
+
+    var layout: StoreLayout { StoreLayout(root: store, temporaryDirectory: temporaryDirectory) }
 }

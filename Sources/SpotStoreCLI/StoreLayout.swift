@@ -8,30 +8,75 @@ import Glibc
 import Geocoder
 import SpotCore
 import SpotService
+import Synchronization
 
-/// The embedded default store on disk: `catalog.sqlite`, `blobs/`, `tmp/` under one root.
-/// This is the one place that picks concrete backends.
+/// The embedded default store on disk: `catalog.sqlite`, `blobs/`, `tmp/`, `quarantine/`
+/// under one root. This is the one place that picks concrete backends.
 struct StoreLayout {
     let root: String
+    /// `--tmp`: this process's own temp directory; `nil` takes a new one under `tmp/`.
+    var temporaryDirectory: String?
 
     var catalogPath: String { "\(root)/catalog.sqlite" }
     var blobsPath: String { "\(root)/blobs" }
     var temporaryPath: String { "\(root)/tmp" }
+    var quarantinePath: String { "\(root)/quarantine" }
+    /// Where SpotStore before 2026-11 kept the URL-signing key; moved into the catalog.
     var secretKeyPath: String { "\(root)/secret.key" }
     /// The default rules file, written with `RulesPolicy.defaultText` on first start.
     var rulesPath: String { "\(root)/rules" }
 
-    /// Opens (creating when new) the catalog, blob store and service on this layout;
-    /// `serving` adds what only the server needs: the bundled geocoder and the URL-signing key.
+    /// Opens (creating when new) the catalog, blob store and service on this layout, with
+    /// this process's own temp directory (emptied); `serving` adds what only the server
+    /// needs: the bundled geocoder and the URL-signing key every instance shares.
     /// Admin commands never consult `policy`; it defaults to the default rules.
-    func openService(serving: Bool = false, policy: (any AccessPolicy)? = nil) throws -> StorageService {
+    /// `signingKeyFile` replaces the catalog's key (give every instance the same file).
+    func openService(serving: Bool = false, policy: (any AccessPolicy)? = nil, signingKeyFile: String? = nil) async throws -> StorageService {
         try prepareRoot()
-        return try StorageService(
-            catalog: try SQLiteCatalog(path: catalogPath),
-            blobs: try FileSystemBlobStore(root: blobsPath),
+        let catalog = try SQLiteCatalog(path: catalogPath)
+        let temporary = try temporaryDirectory ?? Self.processTemporaryDirectory(under: temporaryPath)
+        let service = try StorageService(
+            catalog: catalog,
+            blobs: try FileSystemBlobStore(root: blobsPath, temporaryDirectory: temporary),
             policy: try policy ?? RulesPolicy(text: RulesPolicy.defaultText, fileName: "default rules"),
             geocoder: serving ? try OfflineGeocoder.bundled() : nil,
-            configuration: ServiceConfiguration(temporaryDirectory: temporaryPath, signingKey: serving ? try secretKey() : nil))
+            configuration: ServiceConfiguration(
+                temporaryDirectory: temporary, signingKey: serving ? try await signingKey(in: catalog, file: signingKeyFile) : nil,
+                quarantineDirectory: quarantinePath))
+        try service.sweepTemporaryFiles()
+        return service
+    }
+
+    /// The temp directory of this process, taken once (see `ProcessTemporaryDirectory`).
+    private static func processTemporaryDirectory(under parent: String) throws -> String {
+        try processDirectory.withLock { taken in
+            if let taken, taken.path.hasPrefix(parent + "/") { return taken.path }
+            let directory = try ProcessTemporaryDirectory(under: parent)
+            taken = directory
+            return directory.path
+        }
+    }
+
+    private static let processDirectory = Mutex<ProcessTemporaryDirectory?>(nil)
+
+    /// The URL-signing key every instance shares: the bytes of `file` when given (at least
+    /// 32), else the one kept in the catalog, where the first process stores 32 random
+    /// bytes (or the key file of an older store, so its URLs keep working).
+    func signingKey(in catalog: any Catalog, file: String?) async throws -> [UInt8] {
+        if let file {
+            guard let key = FileManager.default.contents(atPath: file) else {
+                throw SpotError(.notFound, "cannot read the signing key file \(file)")
+            }
+            guard key.count >= 32 else {
+                throw SpotError(.badRequest, "the signing key file \(file) holds \(key.count) bytes; use at least 32 random bytes (head -c 32 /dev/urandom > \(file))")
+            }
+            return [UInt8](key)
+        }
+        if let legacy = FileManager.default.contents(atPath: secretKeyPath), legacy.count == 32 {
+            return try await catalog.signingKey(orStore: [UInt8](legacy))
+        }
+        var generator = SystemRandomNumberGenerator()
+        return try await catalog.signingKey(orStore: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
     /// Creates the store's folder when missing.
@@ -54,30 +99,6 @@ struct StoreLayout {
             try Data(RulesPolicy.defaultText.utf8).write(to: URL(fileURLWithPath: path), options: .withoutOverwriting)
         }
         return try RulesPolicy(text: try readRules(path), fileName: path)
-    }
-
-    /// The HMAC key for signed URLs: 32 random bytes in `secret.key`, created with mode 0600
-    /// on first use. A key file of another size is refused rather than trusted.
-    func secretKey() throws -> [UInt8] {
-        // Created 0600 from the start (never readable by others, not even briefly); O_EXCL
-        // keeps a concurrent first start from writing a second key.
-        let fd = open(secretKeyPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            var generator = SystemRandomNumberGenerator()
-            let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            let written = key.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd) == 0
-            close(fd)
-            guard written == key.count, synced else {
-                unlink(secretKeyPath)
-                throw SpotError(.internal, "cannot write \(secretKeyPath)")
-            }
-        }
-        let key = [UInt8](try Data(contentsOf: URL(fileURLWithPath: secretKeyPath)))
-        guard key.count == 32 else {
-            throw SpotError(.internal, "\(secretKeyPath) must hold exactly 32 bytes; remove it to make a new key (signed URLs made with the old one stop working)")
-        }
-        return key
     }
 }
 

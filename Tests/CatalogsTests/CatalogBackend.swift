@@ -91,7 +91,7 @@ func isBetween(_ date: Date, _ start: Date, _ end: Date) -> Bool {
 /// Commits `names` one after the other, without a spot limit.
 func commitAll(_ names: [String], to catalog: any Catalog, in bucket: String = "spots") async throws {
     for (seed, name) in names.enumerated() {
-        _ = try await catalog.commit(upload(name, in: bucket, seed: seed), spotLimit: nil)
+        _ = try await catalog.commit(upload(name, in: bucket, seed: seed), admission: SpotAdmission())
     }
 }
 
@@ -165,4 +165,9 @@ func allPages<Query, Page>(
 /// Whether `keys` is strictly increasing in byte order: no entry twice, none out of order.
 func isStrictlyIncreasing(_ keys: [String]) -> Bool {
     zip(keys, keys.dropFirst()).allSatisfy { bytewise($0, $1) }
+}
+
+/// A lease on `digest`, as an upload takes before storing it.
+func lease(_ digest: Digest, in catalog: any Catalog) async throws -> LeaseID {
+    try #require(try await catalog.lease([digest], at: Date(), for: 3600))
 }

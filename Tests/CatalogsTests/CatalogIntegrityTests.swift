@@ -11,10 +11,10 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func referencesListEveryBlobInUse(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            _ = try await catalog.commit(try upload("eiffel/a.jpg", seed: 1, photo: eiffelPhoto, thumbnails: [thumb256]), spotLimit: nil)
-            _ = try await catalog.commit(try upload("alice/a.jpg", in: "users", seed: 1), spotLimit: nil)
-            _ = try await catalog.commit(try upload("alice/b.txt", in: "media", seed: 2), spotLimit: nil)
-            try await catalog.setLocationFreeDigest(digest(902), of: digest(1))
+            _ = try await catalog.commit(try upload("eiffel/a.jpg", seed: 1, photo: eiffelPhoto, thumbnails: [thumb256]), admission: SpotAdmission())
+            _ = try await catalog.commit(try upload("alice/a.jpg", in: "users", seed: 1), admission: SpotAdmission())
+            _ = try await catalog.commit(try upload("alice/b.txt", in: "media", seed: 2), admission: SpotAdmission())
+            try await catalog.setLocationFreeDigest(digest(902), of: digest(1), lease: try await lease(digest(902), in: catalog))
             let references = try await catalog.blobReferences()
             #expect(references.objects.map(\.path) == ["media/alice/b.txt", "spots/eiffel/a.jpg", "users/alice/a.jpg"])
             #expect(references.objects.map(\.size) == [1002, 1001, 1001])
@@ -48,9 +48,9 @@ import Testing
     func statisticsCountLogicalAndUniqueBytes(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
             #expect(try await catalog.statistics() == CatalogStatistics(objects: 0, logicalBytes: 0, uniqueOriginals: 0, uniqueOriginalBytes: 0, thumbnails: 0, thumbnailBytes: 0, buckets: []))
-            _ = try await catalog.commit(try upload("eiffel/a.jpg", seed: 1, thumbnails: [thumb256]), spotLimit: nil)
-            _ = try await catalog.commit(try upload("eiffel/b.jpg", seed: 1, thumbnails: [thumb256]), spotLimit: nil)
-            _ = try await catalog.commit(try upload("alice/b.txt", in: "media", seed: 2), spotLimit: nil)
+            _ = try await catalog.commit(try upload("eiffel/a.jpg", seed: 1, thumbnails: [thumb256]), admission: SpotAdmission())
+            _ = try await catalog.commit(try upload("eiffel/b.jpg", seed: 1, thumbnails: [thumb256]), admission: SpotAdmission())
+            _ = try await catalog.commit(try upload("alice/b.txt", in: "media", seed: 2), admission: SpotAdmission())
             let stats = try await catalog.statistics()
             #expect(stats.objects == 3)
             #expect(stats.logicalBytes == 1001 + 1001 + 1002)
@@ -64,8 +64,8 @@ import Testing
         try await withTemporaryDirectory { folder in
             let file = folder.appendingPathComponent("catalog.sqlite").path
             let catalog = try SQLiteCatalog(path: file)
-            _ = try await catalog.commit(try upload("eiffel/a.jpg", seed: 1, photo: eiffelPhoto), spotLimit: nil)
-            _ = try await catalog.commit(try upload("louvre/b.jpg", seed: 2), spotLimit: nil)
+            _ = try await catalog.commit(try upload("eiffel/a.jpg", seed: 1, photo: eiffelPhoto), admission: SpotAdmission())
+            _ = try await catalog.commit(try upload("louvre/b.jpg", seed: 2), admission: SpotAdmission())
             #expect(try await catalog.referenceIssues().isEmpty)
             #expect(try await catalog.repairIssues() == 0)
 
@@ -93,7 +93,7 @@ import Testing
             _ = try SQLiteCatalog(path: file)
             let queue = try DatabaseQueue(path: file)
             let applied = try await queue.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") }
-            #expect(applied == ["v1", "v2", "v3", "v4"])
+            #expect(applied == ["v1", "v2", "v3", "v4", "v5"])
             let columns = try await queue.read { db in try db.columns(in: "damagedBlobs").map(\.name) }
             #expect(columns == ["digest", "reason", "markedAt"])
         }

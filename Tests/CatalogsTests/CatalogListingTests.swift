@@ -45,7 +45,7 @@ import Testing
     func listedItemsCarryTheirMetadata(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
             let stored = try await catalog.commit(
-                upload("eiffel/1.jpg", seed: 3, photo: eiffelPhoto, thumbnails: [thumbnail(256, seed: 31)]), spotLimit: 4)
+                upload("eiffel/1.jpg", seed: 3, photo: eiffelPhoto, thumbnails: [thumbnail(256, seed: 31)]), admission: SpotAdmission(maxObjects: 4))
             let page = try await catalog.list(ListQuery(bucket: "spots", prefix: "eiffel/"))
             #expect(page.items == [stored])
         }
@@ -89,8 +89,8 @@ import Testing
             let pages = try await listAll(catalog, ListQuery(bucket: "spots", prefix: "paris/", maxResults: 4)) { read in
                 guard read == 1 else { return }
                 // After 00…03: add behind and ahead of the cursor, remove behind and ahead.
-                _ = try await catalog.commit(upload("paris/01a.jpg", seed: 90), spotLimit: nil)
-                _ = try await catalog.commit(upload("paris/10a.jpg", seed: 91), spotLimit: nil)
+                _ = try await catalog.commit(upload("paris/01a.jpg", seed: 90), admission: SpotAdmission())
+                _ = try await catalog.commit(upload("paris/10a.jpg", seed: 91), admission: SpotAdmission())
                 _ = try await catalog.removeObject(at: path("paris/02.jpg"))
                 _ = try await catalog.removeObject(at: path("paris/20.jpg"))
             }
@@ -113,7 +113,7 @@ import Testing
                 guard read == 1 else { return }
                 // After a.jpg, f00/, f01/: grow folders already listed, one ahead, add a folder, empty one.
                 for name in ["f00/0.jpg", "f00/9.jpg", "f01/9.jpg", "f05/9.jpg", "g/1.jpg"] {
-                    _ = try await catalog.commit(upload(name, seed: 99), spotLimit: nil)
+                    _ = try await catalog.commit(upload(name, seed: 99), admission: SpotAdmission())
                 }
                 for index in 1...3 { _ = try await catalog.removeObject(at: path("f07/\(index).jpg")) }
             }

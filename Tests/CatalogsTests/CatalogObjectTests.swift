@@ -11,7 +11,7 @@ import Testing
             let new = try upload(
                 "eiffel/1.jpg", seed: 7, photo: eiffelPhoto,
                 thumbnails: [thumbnail(1024, seed: 71), thumbnail(256, seed: 72)])
-            let stored = try await catalog.commit(new, spotLimit: 4)
+            let stored = try await catalog.commit(new, admission: SpotAdmission(maxObjects: 4))
             let after = Date()
 
             #expect(stored.path == new.path)
@@ -37,14 +37,14 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func photoDetailsBelongToTheBlobAndAreSharedByItsObjects(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            let plain = try await catalog.commit(upload("notes.txt", seed: 5), spotLimit: nil)
+            let plain = try await catalog.commit(upload("notes.txt", seed: 5), admission: SpotAdmission())
             #expect(plain.photo == nil)
             #expect(plain.thumbnails.isEmpty)
             #expect(try await catalog.photoDetails(of: digest(5)) == nil)
 
             let noLocation = PhotoMetadata(width: 10, height: 20)
             _ = try await catalog.commit(
-                upload("copy.jpg", seed: 5, photo: noLocation, thumbnails: [thumbnail(256, seed: 51)]), spotLimit: nil)
+                upload("copy.jpg", seed: 5, photo: noLocation, thumbnails: [thumbnail(256, seed: 51)]), admission: SpotAdmission())
             let first = try #require(try await catalog.object(at: path("notes.txt")))
             #expect(first.photo == noLocation)
             #expect(first.photo?.location == nil)
@@ -53,7 +53,7 @@ import Testing
             // A later commit adds a size and updates the metadata of the same blob.
             let updated = PhotoMetadata(width: 10, height: 20, orientation: 3, cameraMake: "Leica")
             _ = try await catalog.commit(
-                upload("third.jpg", seed: 5, photo: updated, thumbnails: [thumbnail(1024, seed: 52)]), spotLimit: nil)
+                upload("third.jpg", seed: 5, photo: updated, thumbnails: [thumbnail(1024, seed: 52)]), admission: SpotAdmission())
             let details = try #require(try await catalog.photoDetails(of: digest(5)))
             #expect(details.photo == updated)
             #expect(details.thumbnails == [thumbnail(256, seed: 51), thumbnail(1024, seed: 52)])
@@ -63,11 +63,11 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func replacingAnObjectKeepsItsCreationDateAndTheSpotCount(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            let first = try await catalog.commit(upload("eiffel/1.jpg", seed: 1, photo: eiffelPhoto), spotLimit: 4)
+            let first = try await catalog.commit(upload("eiffel/1.jpg", seed: 1, photo: eiffelPhoto), admission: SpotAdmission(maxObjects: 4))
             try await Task.sleep(for: .milliseconds(20))
             var replacement = try upload("eiffel/1.jpg", seed: 2)
             replacement.contentType = "image/png"
-            let second = try await catalog.commit(replacement, spotLimit: 4)
+            let second = try await catalog.commit(replacement, admission: SpotAdmission(maxObjects: 4))
 
             #expect(second.createdAt == first.createdAt)
             #expect(second.updatedAt > first.updatedAt)
@@ -83,14 +83,14 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func aSpotBelongsToTheOwnerOfItsFirstObject(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            _ = try await catalog.commit(upload("eiffel/1.jpg", by: "alice"), spotLimit: 4)
+            _ = try await catalog.commit(upload("eiffel/1.jpg", by: "alice"), admission: SpotAdmission(maxObjects: 4))
             // Who may write is the rules' business: the catalog records, it does not refuse.
-            _ = try await catalog.commit(upload("eiffel/2.jpg", by: "bob", seed: 9), spotLimit: 4)
+            _ = try await catalog.commit(upload("eiffel/2.jpg", by: "bob", seed: 9), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.object(at: path("eiffel/2.jpg"))?.owner == "bob")
             #expect(try await catalog.spot(bucket: "spots", id: "eiffel") == SpotState(bucket: "spots", id: "eiffel", owner: "alice", objectCount: 2))
 
             // The same folder name in another bucket is another spot.
-            _ = try await catalog.commit(upload("eiffel/b.jpg", in: "avatars", by: "bob"), spotLimit: 4)
+            _ = try await catalog.commit(upload("eiffel/b.jpg", in: "avatars", by: "bob"), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.spot(bucket: "avatars", id: "eiffel")?.owner == "bob")
             #expect(try await catalog.spot(bucket: "spots", id: "louvre") == nil)
         }
@@ -100,11 +100,11 @@ import Testing
     func aSpotHoldsAtMostItsLimit(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
             for index in 1...4 {
-                _ = try await catalog.commit(upload("eiffel/\(index).jpg", seed: index), spotLimit: 4)
+                _ = try await catalog.commit(upload("eiffel/\(index).jpg", seed: index), admission: SpotAdmission(maxObjects: 4))
                 #expect(try await catalog.spot(bucket: "spots", id: "eiffel")?.objectCount == index)
             }
             let error = await #expect(throws: SpotError.self) {
-                try await catalog.commit(upload("eiffel/5.jpg", seed: 5), spotLimit: 4)
+                try await catalog.commit(upload("eiffel/5.jpg", seed: 5), admission: SpotAdmission(maxObjects: 4))
             }
             #expect(error?.kind == .conflict)
             #expect(error?.message.contains("4 objects") == true)
@@ -113,12 +113,12 @@ import Testing
             #expect(try await catalog.spot(bucket: "spots", id: "eiffel")?.objectCount == 4)
 
             // A replacement in a full spot does not count twice; a removal makes room.
-            _ = try await catalog.commit(upload("eiffel/4.jpg", seed: 44), spotLimit: 4)
+            _ = try await catalog.commit(upload("eiffel/4.jpg", seed: 44), admission: SpotAdmission(maxObjects: 4))
             _ = try await catalog.removeObject(at: path("eiffel/1.jpg"))
-            _ = try await catalog.commit(upload("eiffel/5.jpg", seed: 5), spotLimit: 4)
+            _ = try await catalog.commit(upload("eiffel/5.jpg", seed: 5), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.spot(bucket: "spots", id: "eiffel")?.objectCount == 4)
             // A larger limit (another bucket's rules) lets one more in.
-            _ = try await catalog.commit(upload("eiffel/6.jpg", seed: 6), spotLimit: 5)
+            _ = try await catalog.commit(upload("eiffel/6.jpg", seed: 6), admission: SpotAdmission(maxObjects: 5))
             #expect(try await catalog.spot(bucket: "spots", id: "eiffel")?.objectCount == 5)
         }
     }
@@ -126,16 +126,16 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func everyTopFolderIsASpotWithOrWithoutALimit(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            _ = try await catalog.commit(upload("free/1.jpg", by: "alice"), spotLimit: nil)
+            _ = try await catalog.commit(upload("free/1.jpg", by: "alice"), admission: SpotAdmission())
             #expect(try await catalog.spot(bucket: "spots", id: "free") == SpotState(bucket: "spots", id: "free", owner: "alice", objectCount: 1))
 
             // Objects directly in the bucket are in no spot, so no limit applies to them.
-            _ = try await catalog.commit(upload("top.jpg", by: "alice"), spotLimit: 1)
-            _ = try await catalog.commit(upload("top2.jpg", by: "bob"), spotLimit: 1)
+            _ = try await catalog.commit(upload("top.jpg", by: "alice"), admission: SpotAdmission(maxObjects: 1))
+            _ = try await catalog.commit(upload("top2.jpg", by: "bob"), admission: SpotAdmission(maxObjects: 1))
             #expect(try await catalog.spot(bucket: "spots", id: "top.jpg") == nil)
 
-            _ = try await catalog.commit(upload("eiffel/1.jpg", by: "alice"), spotLimit: 1)
-            _ = try await catalog.commit(upload("eiffel/2.jpg", by: "bob"), spotLimit: nil)
+            _ = try await catalog.commit(upload("eiffel/1.jpg", by: "alice"), admission: SpotAdmission(maxObjects: 1))
+            _ = try await catalog.commit(upload("eiffel/2.jpg", by: "bob"), admission: SpotAdmission())
             #expect(try await catalog.spot(bucket: "spots", id: "eiffel") == SpotState(bucket: "spots", id: "eiffel", owner: "alice", objectCount: 2))
         }
     }
@@ -143,8 +143,8 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func removingAnObjectReturnsItOnce(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            let stored = try await catalog.commit(upload("eiffel/1.jpg", photo: eiffelPhoto, thumbnails: [thumbnail(256, seed: 3)]), spotLimit: 4)
-            let kept = try await catalog.commit(upload("eiffel/2.jpg", seed: 2), spotLimit: 4)
+            let stored = try await catalog.commit(upload("eiffel/1.jpg", photo: eiffelPhoto, thumbnails: [thumbnail(256, seed: 3)]), admission: SpotAdmission(maxObjects: 4))
+            let kept = try await catalog.commit(upload("eiffel/2.jpg", seed: 2), admission: SpotAdmission(maxObjects: 4))
 
             #expect(try await catalog.removeObject(at: stored.path) == stored)
             #expect(try await catalog.removeObject(at: stored.path) == nil)

@@ -22,7 +22,7 @@ import Testing
 
             let path = try ObjectPath(bucket: "spots", name: "eiffel/1.jpg")
             #expect(try await server.objectForReading(at: path).object == nil)
-            let stored = try await tool.commit(upload("eiffel/1.jpg", seed: 1), spotLimit: 4)
+            let stored = try await tool.commit(upload("eiffel/1.jpg", seed: 1), admission: SpotAdmission(maxObjects: 4))
             for _ in 1...2 {
                 let reading = try await server.objectForReading(at: path)
                 #expect(reading.object == stored)
@@ -40,9 +40,9 @@ import Testing
         try await withTemporaryDirectory { folder in
             let catalog = try SQLiteCatalog(path: folder.appendingPathComponent("catalog.sqlite").path)
             let path = try ObjectPath(bucket: "spots", name: "eiffel/1.jpg")
-            let first = try await catalog.commit(upload("eiffel/1.jpg", seed: 1), spotLimit: 4)
+            let first = try await catalog.commit(upload("eiffel/1.jpg", seed: 1), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.objectForReading(at: path).object == first)
-            let second = try await catalog.commit(upload("eiffel/1.jpg", seed: 2), spotLimit: 4)
+            let second = try await catalog.commit(upload("eiffel/1.jpg", seed: 2), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.objectForReading(at: path).object?.digest == second.digest)
         }
     }
@@ -71,20 +71,20 @@ import Testing
             let server = try SQLiteCatalog(path: file)
             let tool = try SQLiteCatalog(path: file)
             var seen: Set<Int64> = []
-            var stamp = try #require(try server.commitStamp())
+            var stamp = try #require(try server.changes.stamp())
             #expect(stamp < 0, "read from the WAL index")
             for round in 1...100 {
                 let writer = round.isMultiple(of: 2) ? server : tool
                 _ = try await writer.addUser("user\(round)", tokenDigest: digest(1000 + round))
-                let next = try #require(try server.commitStamp())
+                let next = try #require(try server.changes.stamp())
                 #expect(next < 0 && next != stamp && !seen.contains(next), "commit \(round)")
                 seen.insert(stamp)
                 stamp = next
-                #expect(try server.commitStamp() == stamp, "no commit, no change")
+                #expect(try server.changes.stamp() == stamp, "no commit, no change")
                 _ = try await tool.users()  // reads change nothing
-                #expect(try server.commitStamp() == stamp)
+                #expect(try server.changes.stamp() == stamp)
             }
-            #expect(try SQLiteCatalog.inMemory().commitStamp() == nil)
+            #expect(try SQLiteCatalog.inMemory().changes.stamp() == nil)
         }
     }
 }

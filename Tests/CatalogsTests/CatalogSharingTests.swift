@@ -8,8 +8,8 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func downloadTokensOpenOnlyTheirObjectUntilRevoked(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            let stored = try await catalog.commit(upload("eiffel/1.jpg"), spotLimit: 4)
-            _ = try await catalog.commit(upload("eiffel/2.jpg", seed: 2), spotLimit: 4)
+            let stored = try await catalog.commit(upload("eiffel/1.jpg"), admission: SpotAdmission(maxObjects: 4))
+            _ = try await catalog.commit(upload("eiffel/2.jpg", seed: 2), admission: SpotAdmission(maxObjects: 4))
             let first = try #require(try await catalog.addDownloadToken(digest(100), to: stored.path))
             let second = try #require(try await catalog.addDownloadToken(digest(101), to: stored.path))
             #expect(first.id == String(digest(100).hex.prefix(16)))
@@ -37,17 +37,17 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func aDownloadTokenNeverOutlivesItsObject(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            let stored = try await catalog.commit(upload("eiffel/1.jpg"), spotLimit: 4)
+            let stored = try await catalog.commit(upload("eiffel/1.jpg"), admission: SpotAdmission(maxObjects: 4))
             _ = try await catalog.addDownloadToken(digest(100), to: stored.path)
             // Replaced: the old token does not open the new bytes.
-            let replaced = try await catalog.commit(upload("eiffel/1.jpg", seed: 7), spotLimit: 4)
+            let replaced = try await catalog.commit(upload("eiffel/1.jpg", seed: 7), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.object(at: replaced.path, downloadTokenDigest: digest(100)) == nil)
             #expect(try await catalog.downloadTokens(of: replaced.path) == [])
 
             _ = try await catalog.addDownloadToken(digest(101), to: replaced.path)
             _ = try await catalog.removeObject(at: replaced.path)
             // Deleted, then stored again at the same name: the token is gone for good.
-            let again = try await catalog.commit(upload("eiffel/1.jpg", seed: 7), spotLimit: 4)
+            let again = try await catalog.commit(upload("eiffel/1.jpg", seed: 7), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.object(at: again.path, downloadTokenDigest: digest(101)) == nil)
             #expect(try await catalog.downloadTokens(of: again.path) == [])
         }
@@ -56,7 +56,7 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func aHiddenSpotKeepsItsCityButLeavesNearSearches(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            _ = try await catalog.commit(upload("eiffel/1.jpg", photo: eiffelPhoto), spotLimit: 4)
+            _ = try await catalog.commit(upload("eiffel/1.jpg", photo: eiffelPhoto), admission: SpotAdmission(maxObjects: 4))
             let near = SpotQuery(bucket: "spots", criterion: .near(latitude: 48.8584, longitude: 2.2945, radiusKm: 5))
             #expect(try await catalog.findSpots(near).spots.map(\.id) == ["eiffel"])
 
@@ -78,16 +78,16 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func aBlobRemembersItsLocationFreeCopy(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            let stored = try await catalog.commit(upload("eiffel/1.jpg", photo: eiffelPhoto), spotLimit: 4)
+            let stored = try await catalog.commit(upload("eiffel/1.jpg", photo: eiffelPhoto), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.locationFreeDigest(of: stored.digest) == nil)
-            try await catalog.setLocationFreeDigest(digest(200), of: stored.digest)
+            try await catalog.setLocationFreeDigest(digest(200), of: stored.digest, lease: try await lease(digest(200), in: catalog))
             #expect(try await catalog.locationFreeDigest(of: stored.digest) == digest(200))
             // Committing the same bytes again keeps it.
-            _ = try await catalog.commit(upload("louvre/1.jpg", photo: eiffelPhoto), spotLimit: 4)
+            _ = try await catalog.commit(upload("louvre/1.jpg", photo: eiffelPhoto), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.locationFreeDigest(of: stored.digest) == digest(200))
             // Any blob may have one (an image in a bucket without photo metadata, say).
             #expect(try await catalog.locationFreeDigest(of: digest(55)) == nil)
-            try await catalog.setLocationFreeDigest(digest(201), of: digest(55))
+            try await catalog.setLocationFreeDigest(digest(201), of: digest(55), lease: try await lease(digest(201), in: catalog))
             #expect(try await catalog.locationFreeDigest(of: digest(55)) == digest(201))
         }
     }
@@ -95,11 +95,11 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func digestsAreFoundPerOwnerAndBucket(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            _ = try await catalog.commit(upload("b/2.jpg", seed: 1), spotLimit: nil)
-            _ = try await catalog.commit(upload("a/1.jpg", seed: 1), spotLimit: nil)
-            _ = try await catalog.commit(upload("a/3.jpg", seed: 3), spotLimit: nil)
-            _ = try await catalog.commit(upload("c/1.jpg", by: "bob", seed: 4), spotLimit: nil)
-            _ = try await catalog.commit(upload("d/1.jpg", in: "other", seed: 5), spotLimit: nil)
+            _ = try await catalog.commit(upload("b/2.jpg", seed: 1), admission: SpotAdmission())
+            _ = try await catalog.commit(upload("a/1.jpg", seed: 1), admission: SpotAdmission())
+            _ = try await catalog.commit(upload("a/3.jpg", seed: 3), admission: SpotAdmission())
+            _ = try await catalog.commit(upload("c/1.jpg", by: "bob", seed: 4), admission: SpotAdmission())
+            _ = try await catalog.commit(upload("d/1.jpg", in: "other", seed: 5), admission: SpotAdmission())
             let asked = (1...5).map(digest) + (6...1200).map(digest)
             let found = try await catalog.names(ofDigests: asked, ownedBy: "alice", in: "spots")
             #expect(found == [digest(1): ["a/1.jpg", "b/2.jpg"], digest(3): ["a/3.jpg"]])

@@ -11,7 +11,7 @@ import Testing
         seed: Int, to catalog: any Catalog
     ) async throws {
         _ = try await catalog.commit(
-            upload("\(id)/1.jpg", in: bucket, seed: seed, photo: photo(at: latitude, longitude, city: city)), spotLimit: 4)
+            upload("\(id)/1.jpg", in: bucket, seed: seed, photo: photo(at: latitude, longitude, city: city)), admission: SpotAdmission(maxObjects: 4))
     }
 
     static func near(_ latitude: Double, _ longitude: Double, _ radiusKm: Double, in bucket: String = "spots", maxResults: Int = 100) -> SpotQuery {
@@ -90,7 +90,7 @@ import Testing
             for (seed, (id, km)) in [("far", 50.0), ("half", 0.5), ("five", 5.0), ("two-b", 2.0), ("two-a", 2.0)].enumerated() {
                 try await Self.addSpot(id, at: lat + km / kmPerDegree, lon, city: "Paris", seed: seed, to: catalog)
             }
-            _ = try await catalog.commit(upload("blind/1.jpg", seed: 20), spotLimit: 4)
+            _ = try await catalog.commit(upload("blind/1.jpg", seed: 20), admission: SpotAdmission(maxObjects: 4))
             _ = try await catalog.updateSpot(bucket: "spots", id: "blind", changes: SpotChanges(city: "Paris"))
             try await Self.addSpot("elsewhere", at: lat, lon, in: "other", seed: 21, to: catalog)
 

@@ -13,22 +13,22 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func placesRoundTripPerBlob(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            let stored = try await catalog.commit(upload("eiffel/1.jpg", seed: 1, photo: eiffelPhoto), spotLimit: 4)
+            let stored = try await catalog.commit(upload("eiffel/1.jpg", seed: 1, photo: eiffelPhoto), admission: SpotAdmission(maxObjects: 4))
             #expect(stored.photo?.place == eiffelPhoto.place)
             #expect(try await catalog.object(at: stored.path)?.photo == eiffelPhoto)
             #expect(try await catalog.photoDetails(of: digest(1))?.photo.place == eiffelPhoto.place)
 
             // Open ocean: a place with nothing in it is still a place, not "not geocoded".
             let ocean = PhotoMetadata(width: 1, height: 1, location: GeoPoint(latitude: -40, longitude: -120), place: Place())
-            _ = try await catalog.commit(upload("ocean.jpg", seed: 2, photo: ocean), spotLimit: nil)
+            _ = try await catalog.commit(upload("ocean.jpg", seed: 2, photo: ocean), admission: SpotAdmission())
             #expect(try await catalog.photoDetails(of: digest(2))?.photo == ocean)
             let notGeocoded = PhotoMetadata(width: 1, height: 1, location: GeoPoint(latitude: -40, longitude: -120))
-            _ = try await catalog.commit(upload("raw.jpg", seed: 3, photo: notGeocoded), spotLimit: nil)
+            _ = try await catalog.commit(upload("raw.jpg", seed: 3, photo: notGeocoded), admission: SpotAdmission())
             #expect(try await catalog.photoDetails(of: digest(3))?.photo == notGeocoded)
             #expect(try await catalog.photoDetails(of: digest(3))?.photo.place == nil)
 
             // The place belongs to the blob: another object with the same bytes shows it.
-            let copy = try await catalog.commit(upload("copy.jpg", seed: 1), spotLimit: nil)
+            let copy = try await catalog.commit(upload("copy.jpg", seed: 1), admission: SpotAdmission())
             #expect(copy.photo == eiffelPhoto)
             let listed = try await catalog.list(ListQuery(bucket: "spots", prefix: "eiffel/"))
             #expect(listed.items.first?.photo?.place == eiffelPhoto.place)
@@ -40,13 +40,13 @@ import Testing
         try await backend.withCatalog { catalog in
             let plain = try await catalog.commit(
                 upload("louvre/c.jpg", seed: 1, photo: PhotoMetadata(width: 10, height: 10), thumbnails: [thumbnail(256, seed: 11)]),
-                spotLimit: 4)
+                admission: SpotAdmission(maxObjects: 4))
             try await Self.tick()
             let first = try await catalog.commit(
-                upload("louvre/z.jpg", seed: 2, photo: photo(at: 48.8606, 2.3376, altitude: 40, city: "Paris")), spotLimit: 4)
+                upload("louvre/z.jpg", seed: 2, photo: photo(at: 48.8606, 2.3376, altitude: 40, city: "Paris")), admission: SpotAdmission(maxObjects: 4))
             try await Self.tick()
             let second = try await catalog.commit(
-                upload("louvre/a.jpg", seed: 3, photo: photo(at: 48.8611, 2.3380, city: "Paris", distanceKm: 1.2)), spotLimit: 4)
+                upload("louvre/a.jpg", seed: 3, photo: photo(at: 48.8611, 2.3380, city: "Paris", distanceKm: 1.2)), admission: SpotAdmission(maxObjects: 4))
 
             let details = try #require(try await catalog.spotDetails(bucket: "spots", id: "louvre"))
             #expect(details.bucket == "spots")
@@ -67,7 +67,7 @@ import Testing
             #expect(try await catalog.spotDetails(bucket: "spots", id: "tuileries") == nil)
             #expect(try await catalog.spotDetails(bucket: "other", id: "louvre") == nil)
             // Objects committed without a limit make a spot too.
-            _ = try await catalog.commit(upload("free/1.jpg", seed: 4, photo: eiffelPhoto), spotLimit: nil)
+            _ = try await catalog.commit(upload("free/1.jpg", seed: 4, photo: eiffelPhoto), admission: SpotAdmission())
             #expect(try await catalog.spotDetails(bucket: "spots", id: "free")?.location == eiffelPhoto.location)
         }
     }
@@ -78,14 +78,14 @@ import Testing
             func location() async throws -> GeoPoint? { try await catalog.spotDetails(bucket: "spots", id: "pont")?.location }
             func city() async throws -> String? { try await catalog.spotDetails(bucket: "spots", id: "pont")?.place?.city }
 
-            _ = try await catalog.commit(upload("pont/1.jpg", seed: 1, photo: PhotoMetadata(width: 1, height: 1)), spotLimit: 10)
+            _ = try await catalog.commit(upload("pont/1.jpg", seed: 1, photo: PhotoMetadata(width: 1, height: 1)), admission: SpotAdmission(maxObjects: 10))
             #expect(try await location() == nil)
             #expect(try await catalog.spotDetails(bucket: "spots", id: "pont")?.place == nil)
             try await Self.tick()
-            _ = try await catalog.commit(upload("pont/2.jpg", seed: 2, photo: photo(at: 48.8580, 2.3470, city: "Paris")), spotLimit: 10)
+            _ = try await catalog.commit(upload("pont/2.jpg", seed: 2, photo: photo(at: 48.8580, 2.3470, city: "Paris")), admission: SpotAdmission(maxObjects: 10))
             #expect(try await location() == GeoPoint(latitude: 48.8580, longitude: 2.3470))
             try await Self.tick()
-            _ = try await catalog.commit(upload("pont/3.jpg", seed: 3, photo: photo(at: 48.8570, 2.3480, city: "Lutèce")), spotLimit: 10)
+            _ = try await catalog.commit(upload("pont/3.jpg", seed: 3, photo: photo(at: 48.8570, 2.3480, city: "Lutèce")), admission: SpotAdmission(maxObjects: 10))
             #expect(try await location() == GeoPoint(latitude: 48.8580, longitude: 2.3470))
 
             // Removing the first geotagged photo hands over to the next.
@@ -94,17 +94,17 @@ import Testing
             #expect(try await city() == "Lutèce")
 
             // A replacement keeps its creation time: the oldest object, now geotagged, leads.
-            _ = try await catalog.commit(upload("pont/1.jpg", seed: 4, photo: photo(at: 48.8560, 2.3490, city: "Paname")), spotLimit: 10)
+            _ = try await catalog.commit(upload("pont/1.jpg", seed: 4, photo: photo(at: 48.8560, 2.3490, city: "Paname")), admission: SpotAdmission(maxObjects: 10))
             #expect(try await location() == GeoPoint(latitude: 48.8560, longitude: 2.3490))
             #expect(try await city() == "Paname")
 
             // Replaced by bytes without a location, it hands back.
-            _ = try await catalog.commit(upload("pont/1.jpg", seed: 5), spotLimit: 10)
+            _ = try await catalog.commit(upload("pont/1.jpg", seed: 5), admission: SpotAdmission(maxObjects: 10))
             #expect(try await location() == GeoPoint(latitude: 48.8570, longitude: 2.3480))
 
             // Invalid positions never become the spot's location.
             try await Self.tick()
-            _ = try await catalog.commit(upload("pont/0.jpg", seed: 6, photo: photo(at: 0, 0, city: "Null Island")), spotLimit: 10)
+            _ = try await catalog.commit(upload("pont/0.jpg", seed: 6, photo: photo(at: 0, 0, city: "Null Island")), admission: SpotAdmission(maxObjects: 10))
             _ = try await catalog.removeObject(at: path("pont/3.jpg"))
             #expect(try await location() == nil)
             #expect(try await catalog.spotDetails(bucket: "spots", id: "pont")?.place == nil)
@@ -121,17 +121,17 @@ import Testing
         try await backend.withCatalog { catalog in
             func scattered() async throws -> Bool? { try await catalog.spotDetails(bucket: "spots", id: "hike")?.scattered }
             let (lat, lon) = (45.8326, 6.8652)
-            _ = try await catalog.commit(upload("hike/1.jpg", seed: 1, photo: photo(at: lat, lon)), spotLimit: 10)
+            _ = try await catalog.commit(upload("hike/1.jpg", seed: 1, photo: photo(at: lat, lon)), admission: SpotAdmission(maxObjects: 10))
             try await Self.tick()
             #expect(try await scattered() == false)
             // 0.0089° of latitude is 0.990 km; 0.0091° is 1.012 km.
-            _ = try await catalog.commit(upload("hike/2.jpg", seed: 2, photo: photo(at: lat + 0.0089, lon)), spotLimit: 10)
+            _ = try await catalog.commit(upload("hike/2.jpg", seed: 2, photo: photo(at: lat + 0.0089, lon)), admission: SpotAdmission(maxObjects: 10))
             try await Self.tick()
-            _ = try await catalog.commit(upload("hike/3.jpg", seed: 3, photo: photo(at: lat - 0.0089, lon)), spotLimit: 10)
+            _ = try await catalog.commit(upload("hike/3.jpg", seed: 3, photo: photo(at: lat - 0.0089, lon)), admission: SpotAdmission(maxObjects: 10))
             // 2 and 3 are 1.98 km apart, but each is within 1 km of the first.
             #expect(try await scattered() == false)
             try await Self.tick()
-            _ = try await catalog.commit(upload("hike/4.jpg", seed: 4, photo: photo(at: lat, lon + 0.0091 / cos(lat * .pi / 180))), spotLimit: 10)
+            _ = try await catalog.commit(upload("hike/4.jpg", seed: 4, photo: photo(at: lat, lon + 0.0091 / cos(lat * .pi / 180))), admission: SpotAdmission(maxObjects: 10))
             #expect(try await scattered() == true)
             #expect(try await catalog.spotDetails(bucket: "spots", id: "hike")?.location == GeoPoint(latitude: lat, longitude: lon))
             _ = try await catalog.removeObject(at: path("hike/4.jpg"))
@@ -145,13 +145,13 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func newMetadataForABlobMovesEverySpotShowingIt(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            _ = try await catalog.commit(upload("one/1.jpg", seed: 1, photo: photo(at: 48.85, 2.35)), spotLimit: 4)
-            _ = try await catalog.commit(upload("two/1.jpg", in: "other", seed: 1, photo: photo(at: 48.85, 2.35)), spotLimit: 4)
+            _ = try await catalog.commit(upload("one/1.jpg", seed: 1, photo: photo(at: 48.85, 2.35)), admission: SpotAdmission(maxObjects: 4))
+            _ = try await catalog.commit(upload("two/1.jpg", in: "other", seed: 1, photo: photo(at: 48.85, 2.35)), admission: SpotAdmission(maxObjects: 4))
             #expect(try await catalog.spotDetails(bucket: "other", id: "two")?.place == nil)
 
             // The same bytes, now geocoded, uploaded to a third spot.
             let geocoded = photo(at: 48.85, 2.35, city: "Paris")
-            _ = try await catalog.commit(upload("three/1.jpg", seed: 1, photo: geocoded), spotLimit: 4)
+            _ = try await catalog.commit(upload("three/1.jpg", seed: 1, photo: geocoded), admission: SpotAdmission(maxObjects: 4))
             for (bucket, id) in [("spots", "one"), ("other", "two"), ("spots", "three")] {
                 let details = try await catalog.spotDetails(bucket: bucket, id: id)
                 #expect(details?.place == geocoded.place, "\(bucket)/\(id)")
@@ -166,7 +166,7 @@ import Testing
     func theOwnersCityWinsOverGeocodingAndSurvivesCommits(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
             _ = try await catalog.commit(
-                upload("tower/1.jpg", seed: 1, photo: photo(at: 48.8584, 2.2945, city: "Vanves", distanceKm: 3.1)), spotLimit: 4)
+                upload("tower/1.jpg", seed: 1, photo: photo(at: 48.8584, 2.2945, city: "Vanves", distanceKm: 3.1)), admission: SpotAdmission(maxObjects: 4))
             let updated = try await catalog.updateSpot(bucket: "spots", id: "tower", changes: SpotChanges(city: "Paris"))
             #expect(updated.cityOverride == "Paris")
             #expect(updated.place == Place(city: "Paris", region: "Somewhere", country: "France", countryCode: "FR"))
@@ -174,8 +174,8 @@ import Testing
             #expect(try await catalog.spotDetails(bucket: "spots", id: "tower") == updated)
 
             // Later commits re-derive the place, never the override.
-            _ = try await catalog.commit(upload("tower/1.jpg", seed: 2, photo: photo(at: 48.8584, 2.2945, city: "Issy")), spotLimit: 4)
-            _ = try await catalog.commit(upload("tower/2.jpg", seed: 3, photo: photo(at: 48.8590, 2.2950, city: "Vanves")), spotLimit: 4)
+            _ = try await catalog.commit(upload("tower/1.jpg", seed: 2, photo: photo(at: 48.8584, 2.2945, city: "Issy")), admission: SpotAdmission(maxObjects: 4))
+            _ = try await catalog.commit(upload("tower/2.jpg", seed: 3, photo: photo(at: 48.8590, 2.2950, city: "Vanves")), admission: SpotAdmission(maxObjects: 4))
             let after = try #require(try await catalog.spotDetails(bucket: "spots", id: "tower"))
             #expect(after.place?.city == "Paris")
             #expect(after.cityOverride == "Paris")
@@ -192,7 +192,7 @@ import Testing
             #expect(try await Self.ids(catalog, city: "paris") == [])
 
             // A spot without any location can still be given a city.
-            _ = try await catalog.commit(upload("attic/1.jpg", seed: 4), spotLimit: 4)
+            _ = try await catalog.commit(upload("attic/1.jpg", seed: 4), admission: SpotAdmission(maxObjects: 4))
             let attic = try await catalog.updateSpot(bucket: "spots", id: "attic", changes: SpotChanges(city: " Lyon "))
             #expect(attic.place == Place(city: "Lyon"))
             #expect(attic.location == nil)
@@ -203,7 +203,7 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func updatesTrimClearAndLeaveFieldsAlone(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            _ = try await catalog.commit(upload("tower/1.jpg", seed: 1, photo: eiffelPhoto), spotLimit: 4)
+            _ = try await catalog.commit(upload("tower/1.jpg", seed: 1, photo: eiffelPhoto), admission: SpotAdmission(maxObjects: 4))
             let named = try await catalog.updateSpot(
                 bucket: "spots", id: "tower", changes: SpotChanges(name: "  Eiffel Tower\n", description: "Iron lady.\nTall."))
             #expect(named.name == "Eiffel Tower")
@@ -228,7 +228,7 @@ import Testing
     @Test(arguments: CatalogBackend.allCases)
     func badUpdatesAreRefusedAndWriteNothing(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
-            _ = try await catalog.commit(upload("tower/1.jpg", seed: 1, photo: eiffelPhoto), spotLimit: 4)
+            _ = try await catalog.commit(upload("tower/1.jpg", seed: 1, photo: eiffelPhoto), admission: SpotAdmission(maxObjects: 4))
             let before = try await catalog.updateSpot(bucket: "spots", id: "tower", changes: SpotChanges(name: "Tower", city: "Paris"))
 
             // The limits count characters after trimming: é written as e + U+0301 is one.

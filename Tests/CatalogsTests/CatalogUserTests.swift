@@ -100,7 +100,7 @@ import Testing
             _ = try await catalog.addUser("alice", tokenDigest: digest(1))
             _ = try await catalog.addToken(for: "alice", tokenDigest: digest(2))
             _ = try await catalog.addUser("bob", tokenDigest: digest(3))
-            let photo = try await catalog.commit(upload("eiffel/1.jpg", by: "alice"), spotLimit: 4)
+            let photo = try await catalog.commit(upload("eiffel/1.jpg", by: "alice"), admission: SpotAdmission(maxObjects: 4))
 
             #expect(try await catalog.revokeTokens(of: "alice"))
             #expect(try await catalog.user(tokenDigest: digest(1)) == nil)

@@ -188,7 +188,7 @@ import Testing
                     spots[spot.id] = (spot.position, spot.city)
                     let km = Self.spotDistancesKm[spot.position]
                     let photo = photo(at: Self.centre.latitude + km / kmPerDegree, Self.centre.longitude, city: spot.city)
-                    _ = try await catalog.commit(upload("\(spot.id)/1.jpg", in: bucket, seed: seed, photo: photo), spotLimit: 4)
+                    _ = try await catalog.commit(upload("\(spot.id)/1.jpg", in: bucket, seed: seed, photo: photo), admission: SpotAdmission(maxObjects: 4))
                 }
 
                 // By city: every spot whose city folds to "paris", in id order (bytes).
@@ -251,7 +251,7 @@ import Testing
     static func commit(_ names: [String], to catalog: SQLiteCatalog, in bucket: String) async throws -> [String: Digest] {
         var digests: [String: Digest] = [:]
         for (seed, name) in names.enumerated() {
-            let stored = try await catalog.commit(upload(name, in: bucket, seed: seed), spotLimit: nil)
+            let stored = try await catalog.commit(upload(name, in: bucket, seed: seed), admission: SpotAdmission())
             digests[name.precomposedStringWithCanonicalMapping] = stored.digest
         }
         return digests

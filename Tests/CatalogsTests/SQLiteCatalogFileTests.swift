@@ -1,4 +1,5 @@
 import Catalogs
+import Conformance
 import Foundation
 import SpotCore
 import Testing
@@ -35,7 +36,7 @@ import Testing
                 let catalog = try SQLiteCatalog(path: file)
                 _ = try await catalog.addUser("alice", tokenDigest: digest(1))
                 stored = try await catalog.commit(
-                    upload("eiffel/1.jpg", photo: eiffelPhoto, thumbnails: [thumbnail(256, seed: 2)]), spotLimit: 4)
+                    upload("eiffel/1.jpg", photo: eiffelPhoto, thumbnails: [thumbnail(256, seed: 2)]), admission: SpotAdmission(maxObjects: 4))
                 spot = try await catalog.updateSpot(
                     bucket: "spots", id: "eiffel", changes: SpotChanges(name: "Tower", description: "Iron", city: "Lutetia"))
             }
@@ -64,11 +65,11 @@ import Testing
 
             for index in 1...4 {
                 let catalog = index.isMultiple(of: 2) ? second : first
-                _ = try await catalog.commit(upload("eiffel/\(index).jpg", seed: index), spotLimit: 4)
+                _ = try await catalog.commit(upload("eiffel/\(index).jpg", seed: index), admission: SpotAdmission(maxObjects: 4))
             }
             for catalog in [first, second] {
                 let error = await #expect(throws: SpotError.self) {
-                    try await catalog.commit(upload("eiffel/5.jpg", seed: 5), spotLimit: 4)
+                    try await catalog.commit(upload("eiffel/5.jpg", seed: 5), admission: SpotAdmission(maxObjects: 4))
                 }
                 #expect(error?.kind == .conflict)
                 #expect(error?.message.contains("the limit is 4") == true)
@@ -76,35 +77,25 @@ import Testing
             }
         }
     }
+}
 
-    @Test func concurrentCommitsFromTwoCatalogsNeverPassTheLimit() async throws {
+/// The cross-process conformance suite on SQLite: two catalogs on one file, as two
+/// processes hold it, and one catalog in memory (its two connections are one).
+@Suite struct SQLiteCatalogConformanceTests {
+    @Test func twoCatalogsOnOneFileConform() async throws {
         try await withTemporaryDirectory { folder in
-            let file = folder.appendingPathComponent("catalog.sqlite").path
-            let catalogs = [try SQLiteCatalog(path: file), try SQLiteCatalog(path: file)]
-            for round in 0..<3 {
-                let spot = "race\(round)"
-                let outcomes = try await withThrowingTaskGroup(of: SpotError.Kind?.self) { group in
-                    for index in 0..<10 {
-                        let catalog = catalogs[index % 2]
-                        group.addTask {
-                            do {
-                                _ = try await catalog.commit(upload("\(spot)/\(index).jpg", seed: index), spotLimit: 4)
-                                return nil
-                            } catch let error as SpotError {
-                                return error.kind
-                            }
-                        }
-                    }
-                    return try await group.reduce(into: [SpotError.Kind?]()) { $0.append($1) }
-                }
-                #expect(outcomes.filter { $0 == nil }.count == 4)
-                #expect(outcomes.filter { $0 == .conflict }.count == 6)
-                for catalog in catalogs {
-                    #expect(try await catalog.spot(bucket: "spots", id: spot)?.objectCount == 4)
-                    let listed = try await catalog.list(ListQuery(bucket: "spots", prefix: "\(spot)/"))
-                    #expect(listed.items.count == 4)
-                }
-            }
+            let base = folder.path
+            try await CatalogConformance(hasChangeStamps: true) {
+                let file = "\(base)/catalog-\(UUID().uuidString).sqlite"
+                return (try SQLiteCatalog(path: file), try SQLiteCatalog(path: file))
+            }.run()
         }
+    }
+
+    @Test func aCatalogInMemoryConforms() async throws {
+        try await CatalogConformance(hasChangeStamps: false) {
+            let catalog = try SQLiteCatalog.inMemory()
+            return (catalog, catalog)
+        }.run()
     }
 }

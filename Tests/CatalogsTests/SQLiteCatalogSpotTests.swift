@@ -104,11 +104,11 @@ import Testing
         }
         /// Re-derives the location by replacing an object without GPS.
         func location() async throws -> GeoPoint? {
-            _ = try await catalog.commit(upload("tie/c.jpg", seed: 3), spotLimit: 4)
+            _ = try await catalog.commit(upload("tie/c.jpg", seed: 3), admission: SpotAdmission(maxObjects: 4))
             return try await catalog.spotDetails(bucket: "spots", id: "tie")?.location
         }
-        _ = try await catalog.commit(upload("tie/b.jpg", seed: 1, photo: photo(at: 10, 10)), spotLimit: 4)
-        _ = try await catalog.commit(upload("tie/a.jpg", seed: 2, photo: photo(at: 20, 20)), spotLimit: 4)
+        _ = try await catalog.commit(upload("tie/b.jpg", seed: 1, photo: photo(at: 10, 10)), admission: SpotAdmission(maxObjects: 4))
+        _ = try await catalog.commit(upload("tie/a.jpg", seed: 2, photo: photo(at: 20, 20)), admission: SpotAdmission(maxObjects: 4))
         try await setCreatedAt("2024-01-01 00:00:00.000", of: "tie/a.jpg")
         try await setCreatedAt("2024-01-01 00:00:00.000", of: "tie/b.jpg")
         #expect(try await location() == GeoPoint(latitude: 20, longitude: 20))
@@ -131,7 +131,7 @@ import Testing
                 _ = try await catalog.commit(
                     upload("s\(spot)/\(index).jpg", seed: seed, photo: photo(at: 10 + Double(spot) / 100, 20, city: "Paris"),
                            thumbnails: [thumbnail(256, seed: 1000 + seed)]),
-                    spotLimit: 4)
+                    admission: SpotAdmission(maxObjects: 4))
             }
         }
         func selects(_ query: SpotQuery) async throws -> Int {

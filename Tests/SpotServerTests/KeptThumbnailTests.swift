@@ -26,8 +26,10 @@ import TestSupport
         return (store, alice, token)
     }
 
-    func app(_ service: StorageService, configuration: ServerConfiguration = .init(host: "127.0.0.1", port: 0)) -> some ApplicationProtocol {
-        SpotServer.makeApplication(service: service, configuration: configuration, logger: Logger(label: "test"))
+    func app(
+        _ service: StorageService, rules: any RulesRevision, configuration: ServerConfiguration = .init(host: "127.0.0.1", port: 0)
+    ) -> some ApplicationProtocol {
+        SpotServer.makeApplication(service: service, configuration: configuration, logger: Logger(label: "test"), rules: rules)
     }
 
     /// `spotstore_kept_thumbnail_answers_total` from `/metrics`.
@@ -47,7 +49,7 @@ import TestSupport
 
     @Test func aRepeatedRequestGetsTheSameAnswerWithoutTheRouter() async throws {
         let (store, _, token) = try await storeWithPhoto()
-        try await app(store.service).test(.live) { client in
+        try await app(store.service, rules: store.rules).test(.live) { client in
             let headers: HTTPFields = [.authorization: "Bearer \(token)"]
             let first = try await client.execute(uri: Self.thumbnail, method: .get, headers: headers) { $0 }
             #expect(first.status == .ok)
@@ -81,7 +83,7 @@ import TestSupport
 
     @Test func aRevokedTokenOrADeletedObjectIsNotAnsweredFromKeptAnswers() async throws {
         let (store, alice, token) = try await storeWithPhoto()
-        try await app(store.service).test(.live) { client in
+        try await app(store.service, rules: store.rules).test(.live) { client in
             #expect(try await getThumbnail(client, token: token).0 == .ok)
             #expect(try await getThumbnail(client, token: token).0 == .ok)
             #expect(try await keptAnswers(client) == 1)
@@ -102,11 +104,11 @@ import TestSupport
 
     @Test func reloadedRulesAreAppliedToTheNextRequest() async throws {
         let (store, _, token) = try await storeWithPhoto()
-        let policy = ReloadablePolicy(store.service.policy)
+        let policy = ReloadablePolicy(store.rules)
         let service = try StorageService(
             catalog: store.service.catalog, blobs: store.service.blobs, policy: policy,
             configuration: ServiceConfiguration(temporaryDirectory: "\(store.root)/tmp"))
-        try await app(service).test(.live) { client in
+        try await app(service, rules: policy).test(.live) { client in
             #expect(try await getThumbnail(client, token: token).0 == .ok)
             #expect(try await getThumbnail(client, token: token).0 == .ok)
             #expect(try await keptAnswers(client) == 1)
@@ -125,8 +127,8 @@ import TestSupport
             }
             """
         let (store, _, token) = try await storeWithPhoto(rules: rules)
-        #expect(store.service.policy.revision == nil)
-        let (statuses, kept) = try await app(store.service).test(.live) { client in
+        #expect(store.rules.revision == nil)
+        let (statuses, kept) = try await app(store.service, rules: store.rules).test(.live) { client in
             var statuses: [HTTPResponse.Status] = []
             for _ in 0..<3 { statuses.append(try await getThumbnail(client, token: token).0) }
             return (statuses, try await keptAnswers(client))
@@ -137,7 +139,7 @@ import TestSupport
     @Test func aClientThatFailedTooOftenIsRefusedEvenAKeptAnswer() async throws {
         let (store, _, token) = try await storeWithPhoto()
         let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, maxFailedAuthentications: 2)
-        let (statuses, kept) = try await app(store.service, configuration: configuration).test(.live) { client in
+        let (statuses, kept) = try await app(store.service, rules: store.rules, configuration: configuration).test(.live) { client in
             var statuses: [HTTPResponse.Status] = []
             for token in [token, token, "sst_a", "sst_b", token] { statuses.append(try await getThumbnail(client, token: token).0) }
             return (statuses, try await keptAnswers(client))
@@ -147,7 +149,7 @@ import TestSupport
 
     @Test func keptAnswersStayWithinTheirBudget() throws {
         let store = try TestStore()
-        let kept = KeptThumbnails(service: store.service, byteBudget: 100)
+        let kept = KeptThumbnails(changes: store.service.catalog.changes, rules: store.rules, byteBudget: 100)
         let stamp = try #require(kept.stamp())
         let answer = { (bytes: Int) in KeptThumbnails.Answer(headers: [:], body: ByteBuffer(repeating: 1, count: bytes), route: "r") }
         let key = { (target: String) in KeptThumbnails.Key(authorization: "Bearer t", target: target) }

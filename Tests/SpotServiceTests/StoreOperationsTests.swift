@@ -30,12 +30,7 @@ import TestSupport
             notes = try await upload("media", "alice/notes.txt", Array("notes for the trip\n".utf8), "text/plain")
         }
 
-        func blobPath(_ digest: SpotCore.Digest) -> String { store.service.blobs.location(of: digest) }
-    }
-
-    /// Sets a file's modification time `age` seconds in the past.
-    static func age(_ path: String, by age: TimeInterval) throws {
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: path)
+        func blobPath(_ digest: SpotCore.Digest) -> String { store.blobPath(digest) }
     }
 
     static func flipByte(in path: String, at offset: UInt64 = 100) throws {
@@ -91,7 +86,7 @@ import TestSupport
         #expect(repaired.findings.filter { $0.kind == .damaged }.count == 3, "\(repaired.findings)")
         let quarantine = "\(f.store.root)/quarantine"
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: quarantine)) == [f.paris.digest.hex, thumbnail.digest.hex],
-                "corrupt blobs are moved, never deleted")
+                "corrupt blobs are copied out before they leave the store")
         #expect(!FileManager.default.fileExists(atPath: f.blobPath(f.paris.digest)))
 
         // Damaged objects answer with the reason, never with wrong bytes.
@@ -112,14 +107,15 @@ import TestSupport
         #expect(after.findings.count == 3 && after.findings.allSatisfy { $0.kind == .damaged }, "\(after.findings)")
         #expect(after.findings.contains { $0.message.contains("blob \(f.paris.digest) failed its checksum") && $0.message.contains("spots/eiffel/paris.jpg") })
 
-        // Restoring the blob (here: moving it back, fixed) and repairing clears the mark.
-        try FileManager.default.moveItem(atPath: "\(quarantine)/\(f.paris.digest.hex)", toPath: f.blobPath(f.paris.digest))
-        try Self.flipByte(in: f.blobPath(f.paris.digest))
-        let restored = try await service.checkIntegrity(repair: false)
-        #expect(restored.findings.contains { $0.kind == .problem && $0.message.contains("verifies now") })
-        let cleared = try await service.checkIntegrity(repair: true)
-        #expect(cleared.findings.contains { $0.kind == .repaired && $0.message.contains("verifies again") })
+        // Restoring the blob (here: the quarantined copy, fixed) clears the mark; bytes nothing names are refused.
+        let copy = "\(quarantine)/\(f.paris.digest.hex)"
+        try Self.flipByte(in: copy)
+        #expect(try await service.restoreBlob(fromFileAt: copy) == f.paris.digest)
         #expect(try await service.download(at: parisPath, for: f.alice).digest == f.paris.digest)
+        #expect(try await service.blobs.read(f.paris.digest) == (try fixture("geotagged/paris.jpg")))
+        await #expect { try await service.restoreBlob(fromFileAt: "\(fixturesDirectory)/photos/chelsea.jpg") } throws: {
+            ($0 as? SpotError)?.kind == .notFound
+        }
 
         // Deleting a damaged object is the other way out; uploading the same bytes again makes it whole.
         _ = try await service.delete(try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: f.alice)
@@ -127,7 +123,7 @@ import TestSupport
         _ = try await service.upload(try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: f.alice, contentType: "text/plain", declaredSize: nil, body: body(notes))
         #expect(try await service.download(at: ObjectPath(bucket: "media", name: "alice/notes.txt"), for: f.alice).digest == f.notes.digest)
         let final = try await service.checkIntegrity(repair: false)
-        #expect(final.findings.map(\.description) == ["damaged: blob \(thumbnail.digest) failed its checksum; used by the 256 px thumbnail of blob \(f.paris.digest); restore it to \(f.blobPath(thumbnail.digest)) (then run `spotstore fsck --repair`) or delete what uses it"])
+        #expect(final.findings.map(\.description) == ["damaged: blob \(thumbnail.digest) failed its checksum; used by the 256 px thumbnail of blob \(f.paris.digest); restore it with `spotstore restore FILE` (a copy whose SHA-256 is \(thumbnail.digest)) or delete what uses it"])
     }
 
     /// Bit rot found by fsck (no repair yet): uploading the same bytes again, to another
@@ -149,51 +145,64 @@ import TestSupport
         #expect(report.findings.isEmpty, "\(report.findings)")
     }
 
-    @Test func gcRemovesOnlyOldUnreferencedBlobs() async throws {
+    @Test func gcRemovesUnnamedBlobsThatNoLeaseHolds() async throws {
         let f = try await Fixture()
         let service = f.store.service
-        let oldOrphan: [UInt8] = Array("an orphan left by a deleted object".utf8)
-        let freshOrphan: [UInt8] = Array("a blob an upload is about to commit".utf8)
-        let oldDigest = SpotCore.Digest(hex: sha256Hex(oldOrphan))!
-        let freshDigest = SpotCore.Digest(hex: sha256Hex(freshOrphan))!
-        try await service.blobs.store(oldOrphan, as: oldDigest)
-        try await service.blobs.store(freshOrphan, as: freshDigest)
-        try Self.age(f.blobPath(oldDigest), by: 2 * 3600)
-        // Referenced blobs are old too: age never makes a referenced blob collectable.
-        for file in f.store.blobFiles() where !file.hasSuffix(freshDigest.hex) { try Self.age("\(f.store.root)/blobs/\(file)", by: 3 * 3600) }
+        let orphan: [UInt8] = Array("an orphan left by a deleted object".utf8)
+        let leased: [UInt8] = Array("a blob an upload is about to commit".utf8)
+        let orphanDigest = SpotCore.Digest(hex: sha256Hex(orphan))!
+        let leasedDigest = SpotCore.Digest(hex: sha256Hex(leased))!
+        let lease = try #require(try await service.catalog.lease([leasedDigest], at: f.store.clock.now, for: 600))
+        try await service.blobs.store(orphan, as: orphanDigest)
+        try await service.blobs.store(leased, as: leasedDigest)
 
         let check = try await service.checkIntegrity(repair: false)
         #expect(check.findings.isEmpty, "unreferenced blobs are not fsck problems: \(check.findings)")
-        #expect(check.unreferencedBlobs == 2 && check.unreferencedBytes == Int64(oldOrphan.count + freshOrphan.count))
+        #expect(check.unreferencedBlobs == 2 && check.unreferencedBytes == Int64(orphan.count + leased.count))
 
-        let dry = try await service.collectGarbage(grace: 3600, dryRun: true)
-        #expect(dry.collected.map(\.digest) == [oldDigest] && dry.collectedBytes == Int64(oldOrphan.count))
-        #expect(dry.keptYoung.map(\.digest) == [freshDigest])
-        #expect(FileManager.default.fileExists(atPath: f.blobPath(oldDigest)), "a dry run removes nothing")
+        let dry = try await service.collectGarbage(grace: 0, dryRun: true)
+        #expect(dry.collected.map(\.digest) == [orphanDigest] && dry.collectedBytes == Int64(orphan.count))
+        #expect(dry.kept.map(\.digest) == [leasedDigest])
+        #expect(FileManager.default.fileExists(atPath: f.blobPath(orphanDigest)), "a dry run removes nothing")
 
-        let run = try await service.collectGarbage(grace: 3600, dryRun: false)
-        #expect(run.collected.map(\.digest) == [oldDigest])
-        #expect(!FileManager.default.fileExists(atPath: f.blobPath(oldDigest)))
-        #expect(FileManager.default.fileExists(atPath: f.blobPath(freshDigest)))
+        let run = try await service.collectGarbage(grace: 0, dryRun: false)
+        #expect(run.collected.map(\.digest) == [orphanDigest] && run.kept.map(\.digest) == [leasedDigest])
+        #expect(!FileManager.default.fileExists(atPath: f.blobPath(orphanDigest)))
         #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
 
-        // Storing bytes that exist refreshes the blob's time, so the grace period covers the commit.
-        try Self.age(f.blobPath(freshDigest), by: 2 * 3600)
-        try await service.blobs.store(freshOrphan, as: freshDigest)
+        // An expired lease still counts during the grace period, then no longer.
+        f.store.clock.advance(by: 900)
         #expect(try await service.collectGarbage(grace: 3600, dryRun: false).collected.isEmpty)
-
-        // With no grace, every unreferenced blob goes, and the store is still whole.
-        let all = try await service.collectGarbage(grace: 0, dryRun: false, now: Date().addingTimeInterval(1))
-        #expect(all.collected.map(\.digest) == [freshDigest])
+        #expect(try await service.collectGarbage(grace: 60, dryRun: false).collected.map(\.digest) == [leasedDigest])
+        // The upload that held it comes to commit late: refused, as gc may have taken its bytes.
+        let late = NewObject(
+            path: try ObjectPath(bucket: "media", name: "alice/late.txt"), digest: leasedDigest, size: Int64(leased.count),
+            contentType: "text/plain", owner: "alice", lease: lease)
+        await #expect { try await service.catalog.commit(late, admission: SpotAdmission()) } throws: { ($0 as? SpotError)?.kind == .unavailable }
         #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
         #expect(try await service.download(at: ObjectPath(bucket: "spots", name: "cafe/coffee.jpg"), for: f.alice).digest == f.coffee.digest)
 
         // A deleted object's blob is collected once nothing else uses it; a shared one stays.
         _ = try await service.delete(try ObjectPath(bucket: "users", name: "alice/coffee.jpg"), by: f.alice)
         _ = try await service.delete(try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: f.alice)
-        let afterDelete = try await service.collectGarbage(grace: 0, dryRun: false, now: Date().addingTimeInterval(1))
+        let afterDelete = try await service.collectGarbage(grace: 0, dryRun: false)
         #expect(afterDelete.collected.map(\.digest) == [f.notes.digest])
         #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
+    }
+
+    /// gc's removal claim and an upload's lease exclude each other in the catalog: while gc
+    /// removes a blob, a lease on it waits; once leased, gc keeps it.
+    @Test func aLeaseAndARemovalClaimExcludeEachOther() async throws {
+        let f = try await Fixture()
+        let catalog = f.store.service.catalog
+        let digest = SpotCore.Digest(hex: sha256Hex(Array("claimed".utf8)))!
+        let now = f.store.clock.now
+        #expect(try await catalog.claimForRemoval(digest, cutoff: now, now: now))
+        #expect(try await catalog.lease([digest], at: now, for: 600) == nil, "gc is removing it")
+        #expect(try await catalog.lease([digest], at: now.addingTimeInterval(claimLifetime + 1), for: 600) != nil, "the claim of a gc that died lapses")
+        try await catalog.endRemoval(digest)
+        #expect(try await !catalog.claimForRemoval(digest, cutoff: now, now: now), "the lease holds it")
+        #expect(try await !catalog.claimForRemoval(f.coffee.digest, cutoff: now, now: now), "an object names it")
     }
 
     @Test func statsCountObjectsBlobsDedupAndBuckets() async throws {

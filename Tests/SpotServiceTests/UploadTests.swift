@@ -28,41 +28,71 @@ import TestSupport
         #expect(again == object)
     }
 
-    @Test func sixteenConcurrentUploadsIntoAnEmptySpotYieldExactlyFour() async throws {
-        let store = try TestStore()
-        let (alice, _) = try await store.user("alice")
+    /// Uploads through `services` (alternating), each of `uploader`'s into `path(index)`,
+    /// all admitted ones in flight together; the outcome of each.
+    func uploadTogether(
+        count: Int, through services: [StorageService], by uploaders: [User], to path: @escaping @Sendable (Int) throws -> ObjectPath
+    ) async throws -> [(uploader: String, result: Result<StoredObject, SpotError>)] {
         let bytes = try fixture("photos/coffee.jpg")
-        let outcomes = try await withThrowingTaskGroup(of: Result<StoredObject, SpotError>.self) { group in
-            for index in 0..<16 {
+        let held = HeldBodies(participants: count)
+        return try await withThrowingTaskGroup(of: (String, Result<StoredObject, SpotError>).self) { group in
+            for index in 0..<count {
+                let service = services[index % services.count]
+                let uploader = uploaders[index % uploaders.count]
                 group.addTask {
-                    let path = try ObjectPath(bucket: "spots", name: "race/\(index).jpg")
-                    // A body that only arrives later, so all 16 are in flight together.
-                    let slow = AsyncStream<ArraySlice<UInt8>> { continuation in
-                        Task {
-                            try? await Task.sleep(for: .milliseconds(200))
-                            continuation.yield(bytes[...])
-                            continuation.finish()
-                        }
-                    }
                     do {
-                        return .success(try await store.service.upload(path, by: alice, contentType: nil, declaredSize: nil, body: slow))
+                        let stored = try await service.upload(
+                            try path(index), by: uploader, contentType: nil, declaredSize: nil, body: held.body(bytes))
+                        return (uploader.uid, .success(stored))
                     } catch let error as SpotError {
-                        return .failure(error)
+                        await held.refused()  // refusals before the body count too; one after it was read arrived already
+                        return (uploader.uid, .failure(error))
                     }
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        let successes = outcomes.filter { if case .success = $0 { true } else { false } }
-        let refusals = outcomes.compactMap { if case .failure(let error) = $0 { error } else { nil } }
-        #expect(successes.count == 4)
-        #expect(refusals.count == 12)
-        #expect(refusals.allSatisfy { $0.kind == .conflict && $0.message.contains("the limit is 4") })
+    }
+
+    /// Two instances on one store (two processes): each one's coordinator admits 4, so only
+    /// the catalog's commit can hold the spot to 4; both kinds of refusal are seen.
+    @Test func sixteenUploadsIntoAnEmptySpotThroughTwoInstancesYieldExactlyFour() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let outcomes = try await uploadTogether(
+            count: 16, through: [store.service, try store.otherInstance("tmp-b")], by: [alice]
+        ) { try ObjectPath(bucket: "spots", name: "race/\($0).jpg") }
+        let refusals = outcomes.compactMap { if case .failure(let error) = $0.result { error } else { nil } }
+        #expect(outcomes.count - refusals.count == 4)
+        #expect(refusals.allSatisfy { $0.kind == .conflict && $0.message.contains("the limit is 4") }, "\(refusals)")
+        let byCoordinators = refusals.filter { $0.message.contains("counting uploads in progress") }.count
+        #expect(byCoordinators == 8, "each instance admitted 4 of its 8")
+        #expect(refusals.count - byCoordinators == 4, "the catalog refused 4 admitted uploads at commit")
         #expect(try store.temporaryFiles().isEmpty)
         let listing = try await store.service.list(ListQuery(bucket: "spots", prefix: "race/"), for: alice)
         #expect(listing.items.count == 4)
         // One original (shared by the 4) and its two thumbnails: nothing from the refused ones.
         #expect(store.blobFiles().count == 3)
+    }
+
+    /// Two users upload into one new spot at once, through two instances: one owns the
+    /// spot, the other is refused, 20 times out of 20.
+    @Test func aNewSpotRacedThroughTwoInstancesGetsOneOwner() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let (bob, _) = try await store.user("bob")
+        let other = try store.otherInstance("tmp-b")
+        for round in 0..<20 {
+            let outcomes = try await uploadTogether(count: 2, through: [store.service, other], by: [alice, bob]) {
+                try ObjectPath(bucket: "spots", name: "new-\(round)/\($0).jpg")
+            }
+            let winners = outcomes.filter { if case .success = $0.result { true } else { false } }.map(\.uploader)
+            let spot = try await store.service.spot(bucket: "spots", id: "new-\(round)", for: alice)
+            #expect(winners == [spot.owner] && spot.objectCount == 1)
+            for case (_, .failure(let error)) in outcomes {
+                #expect(error.kind == .forbidden && error.message.contains("belongs to \(spot.owner)"), "\(error)")
+            }
+        }
     }
 
     @Test func theFifthPhotoInASpotIsRefused() async throws {
@@ -184,12 +214,16 @@ import TestSupport
         #expect(try await store.service.authenticate(token: fresh)?.uid == "alice")
     }
 
-    @Test func startSweepsLeftoverTempFiles() async throws {
+    /// A service sweeps its own temp directory, never another instance's uploads in flight.
+    @Test func startSweepsOnlyItsOwnTempFiles() async throws {
         let store = try TestStore()
+        let other = try store.otherInstance("tmp-other")
         FileManager.default.createFile(atPath: "\(store.root)/tmp/upload-crashed", contents: Data([1, 2, 3]))
-        FileManager.default.createFile(atPath: "\(store.root)/blobs/incoming/thumbnail-crashed.tmp", contents: Data([4, 5]))
+        FileManager.default.createFile(atPath: "\(store.root)/tmp/thumbnail-crashed.tmp", contents: Data([4, 5]))
+        FileManager.default.createFile(atPath: "\(store.root)/tmp-other/upload-in-flight", contents: Data([6]))
         #expect(try store.service.sweepTemporaryFiles() == 2)
         #expect(try store.temporaryFiles().isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(store.root)/blobs/incoming").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(store.root)/tmp-other") == ["upload-in-flight"])
+        #expect(try other.sweepTemporaryFiles() == 1)
     }
 }

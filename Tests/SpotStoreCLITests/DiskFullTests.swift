@@ -96,7 +96,7 @@ extension BinaryTests {
                 let (getStatus, stored) = try await Self.request("GET", object("kept-\(index)") + "?alt=media", token: token)
                 #expect(getStatus == 200 && stored == bytes)
             }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: store + "/tmp").isEmpty)
+            #expect(BinaryTests.temporaryFiles(in: store).isEmpty)
 
             // With space again, uploads succeed, and fsck finds nothing wrong.
             try FileManager.default.removeItem(atPath: filler)

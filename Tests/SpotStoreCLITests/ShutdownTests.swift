@@ -202,7 +202,7 @@ extension BinaryTests {
             // The cut-off upload left nothing visible, and its temp file is swept at the next start.
             let (again, againURL) = try await BinaryTests.startServer(store: store)
             defer { again.terminate() }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: store + "/tmp").isEmpty)
+            #expect(BinaryTests.temporaryFiles(in: store).isEmpty)
             var get = URLRequest(url: URL(string: "\(againURL)/v0/b/spots/o/stuck%2Fparis.jpg")!)
             get.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
             let (_, response) = try await URLSession.shared.data(for: get)

@@ -26,17 +26,34 @@ public struct TestStore: Sendable {
     public let service: StorageService
     /// The key signed URLs are made with.
     public let signingKey: [UInt8] = (0..<32).map { UInt8($0 * 7 % 256) }
+    /// The access rules the service decides with.
+    public let rules: RulesPolicy
+    /// The time every instance's service reads.
+    public let clock = TestClock()
 
     /// - Parameter rules: the access rules (default: the default rules file).
     public init(rules: String = RulesPolicy.defaultText) throws {
         root = NSTemporaryDirectory() + "spotstore-test-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        service = try StorageService(
+        self.rules = try RulesPolicy(text: rules, fileName: "rules")
+        service = try Self.service(on: root, instance: "tmp", rules: self.rules, signingKey: signingKey, clock: clock)
+    }
+
+    /// Another service on the same store, as another process would open it: its own
+    /// catalog connections, blob store, upload coordinator and temp directory `instance`.
+    public func otherInstance(_ instance: String) throws -> StorageService {
+        try Self.service(on: root, instance: instance, rules: rules, signingKey: signingKey, clock: clock)
+    }
+
+    private static func service(on root: String, instance: String, rules: RulesPolicy, signingKey: [UInt8], clock: TestClock) throws -> StorageService {
+        try StorageService(
             catalog: try SQLiteCatalog(path: "\(root)/catalog.sqlite"),
-            blobs: try FileSystemBlobStore(root: "\(root)/blobs"),
-            policy: try RulesPolicy(text: rules, fileName: "rules"),
+            blobs: try FileSystemBlobStore(root: "\(root)/blobs", temporaryDirectory: "\(root)/\(instance)"),
+            policy: rules,
             geocoder: bundledGeocoder,
-            configuration: ServiceConfiguration(temporaryDirectory: "\(root)/tmp", signingKey: signingKey))
+            configuration: ServiceConfiguration(
+                temporaryDirectory: "\(root)/\(instance)", signingKey: signingKey, quarantineDirectory: "\(root)/quarantine",
+                now: { clock.now }))
     }
 
     /// Creates a user and returns it with its token.
@@ -49,14 +66,18 @@ public struct TestStore: Sendable {
         try FileManager.default.contentsOfDirectory(atPath: "\(root)/tmp")
     }
 
-    /// Every file under `blobs/` (relative paths): blobs, and temp files of writes in
-    /// progress or left behind; not the lock file gc and stores share.
+    /// Where the file-system blob store keeps blob `digest`.
+    public func blobPath(_ digest: Digest) -> String {
+        "\(root)/blobs/sha256/\(digest.hex.prefix(2))/\(digest.hex.dropFirst(2).prefix(2))/\(digest.hex)"
+    }
+
+    /// Every file under `blobs/` (relative paths).
     public func blobFiles() -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: "\(root)/blobs")
         var files: [String] = []
         while let next = enumerator?.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: "\(root)/blobs/\(next)", isDirectory: &isDirectory), !isDirectory.boolValue, next != "removal.lock" {
+            if FileManager.default.fileExists(atPath: "\(root)/blobs/\(next)", isDirectory: &isDirectory), !isDirectory.boolValue {
                 files.append(next)
             }
         }

@@ -1,0 +1,40 @@
+import Foundation
+
+/// Settings of the storage use cases; defaults are the service's.
+public struct ServiceConfiguration: Sendable {
+    /// This process's own temp directory (no other process writes there): uploads in
+    /// flight are written here, and `sweepTemporaryFiles` empties it. On the file-system
+    /// blob store's file system.
+    public var temporaryDirectory: String
+    /// Where `fsck --repair` copies corrupt blobs before removing them from the blob store;
+    /// `nil` leaves them in the store, marked damaged.
+    public var quarantineDirectory: String?
+    /// How long a lease keeps blobs an upload stored before its commit from gc (seconds).
+    public var leaseDuration: TimeInterval
+    /// The time now: leases and gc read it (tests move it).
+    public var now: @Sendable () -> Date
+    /// Thumbnail long edges made for every image.
+    public var thumbnailSizes: [Int]
+    /// Images with more pixels are refused before decoding.
+    public var maxPixels: Int
+
+    /// How many images are decoded at once; more uploads wait their turn.
+    public var imageWorkers: Int
+    /// The secret for signed download URLs; `nil` disables them.
+    public var signingKey: [UInt8]?
+
+    public init(
+        temporaryDirectory: String, thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000,
+        imageWorkers: Int = ProcessInfo.processInfo.activeProcessorCount, signingKey: [UInt8]? = nil,
+        quarantineDirectory: String? = nil, leaseDuration: TimeInterval = 3600, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.quarantineDirectory = quarantineDirectory
+        self.leaseDuration = leaseDuration
+        self.now = now
+        self.signingKey = signingKey
+        self.temporaryDirectory = temporaryDirectory
+        self.thumbnailSizes = thumbnailSizes
+        self.maxPixels = maxPixels
+        self.imageWorkers = imageWorkers
+    }
+}

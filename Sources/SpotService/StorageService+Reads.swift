@@ -1,0 +1,92 @@
+import Access
+import Foundation
+import SpotCore
+
+extension StorageService {
+    /// The object at `path`, if `user` may get it; without its position when its spot hides it from `user`.
+    public func object(at path: ObjectPath, for user: User?) async throws -> StoredObject {
+        let (object, spot, _) = try await readableObject(at: path, for: user)
+        return Self.seesPosition(of: spot, user) ? object : object.withoutPosition()
+    }
+
+    /// The thumbnail of the object at `path` with long edge `size`; `.internal` ("damaged: …")
+    /// when `fsck --repair` marked its blob damaged.
+    public func thumbnail(of path: ObjectPath, size: Int, for user: User?) async throws -> Thumbnail {
+        let (object, _, damage) = try await readableObject(at: path, for: user)
+        guard let thumbnail = object.thumbnails.first(where: { $0.size == size }) else {
+            let sizes = object.thumbnails.map { String($0.size) }
+            throw SpotError(.notFound, sizes.isEmpty
+                ? "\(path) has no thumbnails (only images in image buckets get them)"
+                : "\(path) has no \(size) px thumbnail; sizes: \(sizes.joined(separator: ", "))")
+        }
+        if let reason = damage[thumbnail.digest] {
+            throw Self.damaged(thumbnail.digest, of: "the \(size) px thumbnail of \(path)", reason: reason)
+        }
+        return thumbnail
+    }
+
+    /// The bytes of the object at `path` as `user` may see them (see `download(of:spot:for:)`).
+    public func download(at path: ObjectPath, for user: User?) async throws -> Download {
+        let (object, spot, damage) = try await readableObject(at: path, for: user)
+        return try await download(of: object, spot: spot, for: user, damage: damage)
+    }
+
+    /// The bytes of blob `digest` in `range`, in chunks, read as the consumer asks.
+    public func contents(of digest: Digest, range: Range<Int64>) -> BlobChunks {
+        BlobChunks(blobs: blobs, digest: digest, range: range)
+    }
+
+    /// Deletes the object at `path` if `user` may, and returns it.
+    public func delete(_ path: ObjectPath, by user: User?) async throws -> StoredObject {
+        _ = try await authorizedObject(.delete, at: path, for: user)
+        guard let removed = try await catalog.removeObject(at: path) else {
+            throw SpotError(.notFound, "there is no object \(path)")
+        }
+        return removed
+    }
+
+    /// One page of a listing, if `user` may list `query.prefix`; objects in spots that hide
+    /// their position from `user` come without it.
+    public func list(_ query: ListQuery, for user: User?) async throws -> Listing {
+        try authorizeListing(bucket: query.bucket, prefix: query.prefix, for: user)
+        var listing = try await catalog.list(query)
+        var hidden: [String: Bool] = [:]
+        for (index, item) in listing.items.enumerated() where item.photo?.location != nil {
+            guard let spotID = item.path.topFolder else { continue }
+            if hidden[spotID] == nil {
+                hidden[spotID] = !Self.seesPosition(of: try await catalog.spot(bucket: query.bucket, id: spotID), user)
+            }
+            if hidden[spotID] == true { listing.items[index] = item.withoutPosition() }
+        }
+        return listing
+    }
+}
+
+/// A blob's bytes in a range, read in chunks of at most 256 KiB as they are consumed.
+public struct BlobChunks: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    let blobs: any BlobStore
+    let digest: Digest
+    let range: Range<Int64>
+
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+        let blobs: any BlobStore
+        let digest: Digest
+        var offset: Int64
+        let end: Int64
+
+        public mutating func next() async throws -> [UInt8]? {
+            guard offset < end else { return nil }
+            let count = Int(Swift.min(end - offset, 256 * 1024))
+            guard let bytes = try await blobs.read(digest, offset: offset, count: count), !bytes.isEmpty else {
+                throw SpotError(.internal, "blob \(digest) is missing or shorter than the catalog says; run `spotstore fsck`")
+            }
+            offset += Int64(bytes.count)
+            return bytes
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(blobs: blobs, digest: digest, offset: range.lowerBound, end: range.upperBound)
+    }
+}

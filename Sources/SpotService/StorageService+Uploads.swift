@@ -1,0 +1,216 @@
+import Access
+import Foundation
+import Media
+import SpotCore
+
+/// An upload the policy allowed before its body was read.
+struct AuthorizedUpload: Sendable {
+    var path: ObjectPath
+    /// The uploader's uid; `""` for anonymous uploads.
+    var owner: String
+    /// The request as the policy decided it: declared size, claimed type, the spot with
+    /// the uploads in flight counted.
+    var request: AccessRequest
+    var limits: UploadLimits
+    /// What the decision assumed about the spot, for the catalog's commit to check.
+    var admission: SpotAdmission
+    /// The slot held in the spot's in-process count until the upload ends.
+    var reservation: UploadCoordinator.Reservation?
+}
+
+/// Staged bytes once sniffed and allowed again for what they really are.
+struct JudgedUpload: Sendable {
+    var staged: StagedBlob
+    /// Decided by the bytes for images; the client's claim otherwise.
+    var contentType: String
+    var format: ImageFormat?
+}
+
+/// What image analysis found: photo metadata and thumbnails, with the thumbnail bytes not
+/// yet stored (none when the same bytes were analysed before).
+struct UploadAnalysis: Sendable {
+    var photo: PhotoMetadata?
+    var thumbnails: [Thumbnail] = []
+    var newThumbnails: [(digest: SpotCore.Digest, bytes: [UInt8])] = []
+}
+
+extension StorageService {
+    /// Stores `body` at `path` for `user` and returns the committed object.
+    ///
+    /// One value flows through the steps: authorize (the policy decides on the declared
+    /// size and type against the spot as it will be once the uploads in flight commit; a
+    /// refused upload never reads its body) → stage (the body streams to a temp file,
+    /// hashing, stopping at the size limit) → judge (the bytes are sniffed and the policy
+    /// decides again on what they are) → analyze (EXIF, place, thumbnails, reused when
+    /// the same bytes were stored before) → put (a lease in the catalog, then the blobs) →
+    /// commit (the catalog decides admission to the spot in the transaction that writes).
+    /// - Parameters:
+    ///   - contentType: the client's claim, used only for content that is not a known image.
+    ///   - declaredSize: the Content-Length, if any; never trusted beyond an early refusal.
+    public func upload<Body: AsyncSequence>(
+        _ path: ObjectPath, by user: User?, contentType: String?, declaredSize: Int64?, body: Body
+    ) async throws -> StoredObject where Body.Element: Collection, Body.Element.Element == UInt8 {
+        let authorized = try await authorizeUpload(path, by: user, contentType: contentType ?? "application/octet-stream", declaredSize: declaredSize)
+        do {
+            let staged = try await writer.stage(body, maxBytes: authorized.limits.maxBytes)
+            let object: StoredObject
+            do {
+                let judged = try judge(staged, authorized)
+                let analysis = try await analyze(judged, makesThumbnails: authorized.limits.makesThumbnails)
+                let new = try await put(judged, analysis, as: authorized)
+                do {
+                    object = try await catalog.commit(new, admission: authorized.admission)
+                } catch {
+                    if let lease = new.lease { try? await catalog.releaseLease(lease) }
+                    throw error
+                }
+            } catch {
+                try? FileManager.default.removeItem(atPath: staged.path)
+                throw error
+            }
+            if let reservation = authorized.reservation { await coordinator.release(reservation) }
+            return object
+        } catch {
+            if let reservation = authorized.reservation { await coordinator.release(reservation) }
+            throw error
+        }
+    }
+
+    /// The most digests one `ingestCheck` may ask about.
+    public static let maxDigestsPerCheck = 1000
+
+    /// What a bulk import asks before uploading: which of `digests` `user` already stores
+    /// in `bucket` (with the names holding them), and the limits of a new object at
+    /// `probe` (a name in the bucket), whether or not the rules would allow it.
+    /// - Throws: `.unauthenticated` without a user; `.badRequest` for more than
+    ///   `maxDigestsPerCheck` digests or an invalid bucket or probe.
+    public func ingestCheck(bucket: String, digests: [Digest], probe: String?, for user: User?) async throws -> (present: [Digest: [String]], limits: UploadLimits?) {
+        guard let user else { throw SpotError(.unauthenticated, "sign in to ask which photos you already stored") }
+        try ObjectPath.validate(bucket: bucket)
+        guard digests.count <= Self.maxDigestsPerCheck else {
+            throw SpotError(.badRequest, "ask about at most \(Self.maxDigestsPerCheck) digests per request, not \(digests.count)")
+        }
+        var limits: UploadLimits?
+        if let probe {
+            let path = try ObjectPath(bucket: bucket, name: probe)
+            let request = AccessRequest(
+                auth: Self.auth(user), operation: .create, bucket: bucket, name: path.name,
+                spot: try await spotState(of: path), incoming: IncomingObject(size: 0, contentType: "image/jpeg"))
+            limits = policy.decide(request).limits
+        }
+        return (try await catalog.names(ofDigests: digests, ownedBy: user.uid, in: bucket), limits)
+    }
+
+    /// The policy's decision on an upload before its body is read, with a slot held in
+    /// its spot's in-process count (an early refusal only: the commit decides).
+    func authorizeUpload(_ path: ObjectPath, by user: User?, contentType: String, declaredSize: Int64?) async throws -> AuthorizedUpload {
+        let existing = try await catalog.object(at: path)
+        let isNewObject = existing == nil
+        let request = AccessRequest(
+            auth: user.map(Self.auth), operation: isNewObject ? .create : .update, bucket: path.bucket, name: path.name,
+            resource: existing, incoming: IncomingObject(size: declaredSize ?? 0, contentType: contentType))
+        let policy = self.policy
+        let decide = { @Sendable (spot: SpotState?) throws(SpotError) -> AuthorizedUpload in
+            var asked = request
+            asked.spot = spot
+            let limits = try policy.authorize(asked)
+            if let refusal = limits.refusalBeforeBody(declaredSize: declaredSize, spot: spot, isNewObject: isNewObject) { throw refusal }
+            return AuthorizedUpload(
+                path: path, owner: user?.uid ?? "", request: asked, limits: limits,
+                admission: Self.admission(of: asked, in: path, limits: limits, policy: policy))
+        }
+        guard let spotID = path.topFolder else { return try decide(nil) }
+        let admitted = try await coordinator.admit(
+            bucket: path.bucket, spotID: spotID, committed: try await catalog.spot(bucket: path.bucket, id: spotID),
+            uploader: user?.uid ?? "", isNewObject: isNewObject, decide: decide)
+        var authorized = admitted.decided
+        authorized.reservation = admitted.reservation
+        return authorized
+    }
+
+    /// A uid no user can have (uids have no spaces): the owner of a spot in the question
+    /// `admission(of:in:limits:policy:)` asks the policy.
+    static let anotherUser = "another user"
+
+    /// What the policy's decision on `request` assumed about the spot of `path`: the count
+    /// limit, and whether it allowed the write only because the spot is absent or the
+    /// uploader's — found by asking again as if another user owned the spot.
+    static func admission(of request: AccessRequest, in path: ObjectPath, limits: UploadLimits, policy: any AccessPolicy) -> SpotAdmission {
+        guard let spotID = path.topFolder else { return SpotAdmission() }
+        var elsewhere = request
+        elsewhere.spot = SpotState(
+            bucket: path.bucket, id: spotID, owner: anotherUser, objectCount: request.spot?.objectCount ?? 0,
+            hidesLocation: request.spot?.hidesLocation ?? false)
+        return SpotAdmission(maxObjects: limits.maxObjectsPerSpot, requiresOwnership: !policy.decide(elsewhere).allowed)
+    }
+
+    /// Sniffs the staged bytes and asks the policy again with their real size and type.
+    func judge(_ staged: StagedBlob, _ authorized: AuthorizedUpload) throws -> JudgedUpload {
+        let format = ImageSniffer.format(of: staged.head)
+        let claimed = authorized.request.incoming?.contentType ?? "application/octet-stream"
+        // The bytes decide; a claim to be an image format they are not is not believed.
+        let contentType = format?.contentType ?? (ImageFormat(contentType: claimed) != nil ? "application/octet-stream" : claimed)
+        if let refusal = authorized.limits.refusal(ofContentType: staged.size == 0 ? "empty" : contentType) { throw refusal }
+        var received = authorized.request
+        received.incoming = IncomingObject(size: staged.size, contentType: contentType)
+        _ = try policy.authorize(received)
+        return JudgedUpload(staged: staged, contentType: contentType, format: format)
+    }
+
+    /// EXIF, place and thumbnails of an image (known ones reused); nothing for other content.
+    func analyze(_ judged: JudgedUpload, makesThumbnails: Bool) async throws -> UploadAnalysis {
+        guard makesThumbnails, judged.format != nil else { return UploadAnalysis() }
+        if let known = try await catalog.photoDetails(of: judged.staged.digest) {
+            return UploadAnalysis(photo: known.photo, thumbnails: known.thumbnails)
+        }
+        let analyzer = self.analyzer
+        let path = judged.staged.path
+        let started = ContinuousClock.now
+        defer { observer?.analyzedImage(in: ContinuousClock.now - started) }
+        let analysis = try await imageWork.run {
+            try analyzer.analyze([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        }
+        var result = UploadAnalysis(photo: analysis.metadata)
+        if let location = analysis.metadata.location, location.isValidPosition {
+            result.photo?.place = geocoder?.place(latitude: location.latitude, longitude: location.longitude)
+        } else {
+            result.photo?.location = nil  // NaN, out of range or the (0, 0) of a camera without a fix
+        }
+        for encoded in analysis.thumbnails {
+            let digest = BlobWriter.digest(of: encoded.bytes)
+            result.newThumbnails.append((digest, encoded.bytes))
+            result.thumbnails.append(Thumbnail(
+                size: encoded.size, digest: digest, width: encoded.width, height: encoded.height,
+                byteCount: encoded.bytes.count, contentType: encoded.contentType))
+        }
+        return result
+    }
+
+    /// Leases the blobs in the catalog, then stores them; the object to commit holds the lease.
+    func put(_ judged: JudgedUpload, _ analysis: UploadAnalysis, as authorized: AuthorizedUpload) async throws -> NewObject {
+        let staged = judged.staged
+        let lease = try await leaseBlobs([staged.digest] + analysis.newThumbnails.map(\.digest))
+        do {
+            for thumbnail in analysis.newThumbnails {
+                try await blobs.store(thumbnail.bytes, as: thumbnail.digest)
+            }
+            try await blobs.store(fileAt: staged.path, as: staged.digest)
+        } catch {
+            try? await catalog.releaseLease(lease)
+            throw error
+        }
+        return NewObject(
+            path: authorized.path, digest: staged.digest, size: staged.size, contentType: judged.contentType,
+            owner: authorized.owner, photo: analysis.photo, thumbnails: analysis.thumbnails, lease: lease)
+    }
+
+    /// A lease on `digests`, waiting while gc removes one of them (at most `claimLifetime`).
+    /// - Throws: `.unavailable` when gc's removal claim outlasts the wait.
+    func leaseBlobs(_ digests: [SpotCore.Digest]) async throws -> LeaseID {
+        for _ in 0..<Int(claimLifetime * 20) {
+            if let lease = try await catalog.lease(digests, at: configuration.now(), for: configuration.leaseDuration) { return lease }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw SpotError(.unavailable, "gc is removing a blob this upload needs; send it again")
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import SpotCore
+import SpotService
+import Testing
+
+/// The contract of the `BlobStore` port, written only against the port. A backend's tests
+/// call `run()` with a factory of empty stores; the next backend (S3) calls the same.
+public struct BlobStoreConformance: Sendable {
+    /// A new, empty store, and a directory for staging files (on the store's file system
+    /// when that matters).
+    public typealias Factory = @Sendable () async throws -> (store: any BlobStore, scratch: String)
+
+    let makeStore: Factory
+
+    public init(makeStore: @escaping Factory) {
+        self.makeStore = makeStore
+    }
+
+    /// Runs every check, each on a new store.
+    public func run() async throws {
+        try await storesAndReadsBack()
+        try await missingBlobsAreAbsentNotErrors()
+        try await identicalBytesAreStoredOnce()
+        try await removesBlobs()
+        try await enumeratesInPagesInDigestOrder()
+    }
+
+    func staged(_ bytes: [UInt8], in scratch: String) throws -> (path: String, digest: Digest) {
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let path = scratch + "/staged-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return (path, BlobWriter.digest(of: bytes))
+    }
+
+    func storesAndReadsBack() async throws {
+        let (store, scratch) = try await makeStore()
+        let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let (file, digest) = try staged(bytes, in: scratch)
+        try await store.store(fileAt: file, as: digest)
+        #expect(!FileManager.default.fileExists(atPath: file), "the staged file is gone once stored")
+        #expect(try await store.size(of: digest) == 100_000)
+        #expect(try await store.read(digest) == bytes)
+        #expect(try await store.read(digest, offset: 99_990, count: 100) == Array(bytes[99_990...]), "a short read at the end")
+        #expect(try await store.read(digest, offset: 200_000, count: 10) == [], "nothing past the end")
+        let small = Array("thumbnail".utf8)
+        try await store.store(small, as: BlobWriter.digest(of: small))
+        #expect(try await store.read(BlobWriter.digest(of: small)) == small)
+    }
+
+    func missingBlobsAreAbsentNotErrors() async throws {
+        let (store, _) = try await makeStore()
+        let digest = BlobWriter.digest(of: Array("never stored".utf8))
+        #expect(try await store.size(of: digest) == nil)
+        #expect(try await store.read(digest, offset: 0, count: 10) == nil)
+        try await store.remove(digest)
+        #expect(try await store.blobs(after: nil, limit: 10).isEmpty)
+    }
+
+    /// The same bytes stored twice (from a file, then from memory) are one blob holding them.
+    func identicalBytesAreStoredOnce() async throws {
+        let (store, scratch) = try await makeStore()
+        let bytes = Array("same bytes".utf8)
+        let (first, digest) = try staged(bytes, in: scratch)
+        try await store.store(fileAt: first, as: digest)
+        let (second, _) = try staged(bytes, in: scratch)
+        try await store.store(fileAt: second, as: digest)
+        #expect(!FileManager.default.fileExists(atPath: second), "the second file is gone too")
+        try await store.store(bytes, as: digest)
+        #expect(try await store.read(digest) == bytes)
+        #expect(try await store.blobs(after: nil, limit: 10) == [StoredBlob(digest: digest, size: Int64(bytes.count))])
+    }
+
+    func removesBlobs() async throws {
+        let (store, _) = try await makeStore()
+        let bytes = Array("to remove".utf8)
+        let digest = BlobWriter.digest(of: bytes)
+        try await store.store(bytes, as: digest)
+        try await store.remove(digest)
+        #expect(try await store.size(of: digest) == nil)
+        #expect(try await store.read(digest, offset: 0, count: 1) == nil)
+        try await store.remove(digest)
+    }
+
+    /// Pages of `limit` in digest order, from after a digest, cover every blob once.
+    func enumeratesInPagesInDigestOrder() async throws {
+        let (store, _) = try await makeStore()
+        var expected: [StoredBlob] = []
+        for index in 0..<23 {
+            let bytes = Array("blob number \(index)".utf8) + [UInt8](repeating: 1, count: index)
+            let digest = BlobWriter.digest(of: bytes)
+            try await store.store(bytes, as: digest)
+            expected.append(StoredBlob(digest: digest, size: Int64(bytes.count)))
+        }
+        expected.sort { $0.digest < $1.digest }
+        var walked: [StoredBlob] = []
+        var after: Digest?
+        while true {
+            let page = try await store.blobs(after: after, limit: 5)
+            #expect(page.count <= 5)
+            walked += page
+            guard let last = page.last else { break }
+            after = last.digest
+        }
+        #expect(walked == expected)
+        #expect(try await store.blobs(after: expected[10].digest, limit: 3) == Array(expected[11..<14]))
+        var streamed: [StoredBlob] = []
+        for try await blob in store.allBlobs(pageSize: 4) { streamed.append(blob) }
+        #expect(streamed == expected)
+    }
+}
