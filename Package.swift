@@ -29,10 +29,11 @@ let package = Package(
         ),
         .target(name: "Media", dependencies: ["SpotCore", "CImageSupport"]),
         .target(name: "BlobStores", dependencies: ["SpotCore"]),
+        .target(name: "CatalogPlanning", dependencies: ["SpotCore"]),
         .target(
             name: "Catalogs",
             dependencies: [
-                "SpotCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "SpotCore", "CatalogPlanning", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .target(name: "Access", dependencies: ["SpotCore"]),
@@ -84,7 +85,7 @@ let package = Package(
         .testTarget(
             name: "CatalogsTests",
             dependencies: [
-                "Catalogs", "TestSupport", "Conformance",
+                "Catalogs", "CatalogPlanning", "TestSupport", "Conformance",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -114,7 +115,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "Media", "Access", "SpotCore", "SpotService", "SpotServer", "Catalogs",
+                "Media", "Access", "SpotCore", "SpotService", "SpotServer", "CatalogPlanning",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ]
         ),

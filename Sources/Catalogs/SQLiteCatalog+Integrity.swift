@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import CatalogPlanning
 import SpotCore
 
 /// A row of `damagedBlobs`: a blob `fsck --repair` found corrupt or missing.

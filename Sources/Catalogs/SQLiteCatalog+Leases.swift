@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import CatalogPlanning
 import SpotCore
 
 extension SQLiteCatalog {

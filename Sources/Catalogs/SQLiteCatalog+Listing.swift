@@ -1,4 +1,5 @@
 import GRDB
+import CatalogPlanning
 import SpotCore
 
 extension SQLiteCatalog {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import CatalogPlanning
 import SpotCore
 
 // One record type per table. Digests are stored as their 64 lowercase hex characters,

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import CatalogPlanning
 import SpotCore
 
 extension SQLiteCatalog {
@@ -151,5 +152,16 @@ extension Column {
     func isIn(_ values: some Sequence<String>) throws -> SQLExpression {
         let json = String(decoding: try JSONEncoder().encode(Array(values)), as: UTF8.self)
         return SQL("\(self) IN (SELECT value FROM json_each(\(json)))").sqlExpression
+    }
+}
+
+extension SpotEdit {
+    /// Applies the edit to the owner's fields of `spot` and brings its city key up to date.
+    func apply(to spot: inout SpotRecord) {
+        if let name { spot.name = name }
+        if let description { spot.description = description }
+        if let cityOverride { spot.cityOverride = cityOverride }
+        if let hidesLocation { spot.hidesLocation = hidesLocation }
+        spot.updateCityKey()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import CatalogPlanning
 import SpotCore
 
 /// The embedded catalog: SQLite through GRDB, in one file that several processes may share.

@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import CatalogPlanning
 import SpotCore
 import Synchronization
 

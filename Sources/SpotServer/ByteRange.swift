@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a `Range` request header asks of a body of known size (RFC 9110 §14), for one range.
-enum ByteRange: Equatable {
+package enum ByteRange: Equatable {
     /// No usable Range: send the whole body with 200. Multi-range and malformed headers
     /// land here too (a server may ignore them).
     case whole
@@ -11,7 +11,7 @@ enum ByteRange: Equatable {
     case unsatisfiable
 
     /// Reads `bytes=first-last`, `bytes=first-` and the suffix form `bytes=-count`.
-    init(header: String?, size: Int64) {
+    package init(header: String?, size: Int64) {
         guard let header, header.hasPrefix("bytes="), !header.contains(","), let dash = header.firstIndex(of: "-") else {
             self = .whole
             return

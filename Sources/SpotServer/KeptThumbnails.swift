@@ -102,6 +102,7 @@ final class KeptThumbnailHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private let kept: KeptThumbnails
     private let limiter: FailedAuthenticationLimiter
+    private let addressing: ClientAddressing
     private let metrics: Metrics
     private let logger: Logger
     /// Requests passed on whose answer has not ended yet.
@@ -119,7 +120,8 @@ final class KeptThumbnailHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private static let dates = TextEverySecond(format: "%a, %d %b %Y %H:%M:%S GMT", utc: true)
 
-    init(kept: KeptThumbnails, limiter: FailedAuthenticationLimiter, metrics: Metrics, logger: Logger) {
+    init(kept: KeptThumbnails, limiter: FailedAuthenticationLimiter, addressing: ClientAddressing, metrics: Metrics, logger: Logger) {
+        self.addressing = addressing
         self.kept = kept
         self.limiter = limiter
         self.metrics = metrics
@@ -166,7 +168,8 @@ final class KeptThumbnailHandler: ChannelDuplexHandler, RemovableChannelHandler 
               request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true
         else { return nil }
         if client == nil { client = SpotRequestContext.clientAddress(of: context.channel.remoteAddress) }
-        guard let client, (try? limiter.check(client)) != nil else { return nil }
+        // Behind a trusted proxy the client is per request (X-Forwarded-For): the router decides.
+        guard let client, !addressing.isTrustedProxy(client), (try? limiter.check(client)) != nil else { return nil }
         return kept.answer(to: .init(authorization: authorization, target: target))
     }
 

@@ -32,14 +32,20 @@ struct ObjectResource: Encodable {
 
         init?(_ point: GeoPoint?, place: Place?) {
             guard point != nil || place != nil else { return nil }
-            latitude = point?.latitude
-            longitude = point?.longitude
-            altitude = point?.altitude
+            latitude = point.map { Self.rounded($0.latitude) }
+            longitude = point.map { Self.rounded($0.longitude) }
+            altitude = point?.altitude.map(Self.rounded)
             city = place?.city
             region = place?.region
             country = place?.country
             countryCode = place?.countryCode
             distanceKm = place?.distanceKm.map { ($0 * 100).rounded() / 100 }
+        }
+
+        /// `value` to 7 decimals (about 1 cm), so a coordinate prints as written
+        /// (`2.2945`, not the `2.2944999999999998` its binary value would print as).
+        static func rounded(_ value: Double) -> Double {
+            (value * 1e7).rounded() / 1e7
         }
     }
 

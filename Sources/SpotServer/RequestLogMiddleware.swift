@@ -44,7 +44,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
 
 /// One request as the log and the metrics see it; shared by `RequestLogMiddleware` and the
 /// answers `KeptThumbnailHandler` gives without the router.
-struct RequestLog {
+package struct RequestLog {
     var method: HTTPRequest.Method
     /// The route's pattern, like `/v0/b/{bucket}/o/**`.
     var route: String
@@ -73,7 +73,7 @@ struct RequestLog {
     }
 
     /// `header` when it is a sane id: 1 to 64 characters of `[A-Za-z0-9._-]`.
-    static func sanitizedID(_ header: String?) -> String? {
+    package static func sanitizedID(_ header: String?) -> String? {
         guard let header, (1...64).contains(header.utf8.count),
               header.utf8.allSatisfy({ byte in
                   (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)

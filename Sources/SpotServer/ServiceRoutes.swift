@@ -8,6 +8,7 @@ import SpotService
 protocol ServiceRoutes: Sendable {
     var service: StorageService { get }
     var limiter: FailedAuthenticationLimiter { get }
+    var addressing: ClientAddressing { get }
 }
 
 extension ServiceRoutes {
@@ -15,15 +16,17 @@ extension ServiceRoutes {
     /// decide what anonymous requests may do); `.unauthenticated` for a token that is not
     /// valid, `.rateLimited` after too many failures from the client's address.
     func authenticate(_ request: Request, _ context: SpotRequestContext) async throws -> User? {
-        try await withFailuresCounted(context) {
+        try await withFailuresCounted(request, context) {
             try await service.authenticate(token: try bearerToken(request))
         }
     }
 
     /// Runs `check` (a sign-in or a download token) unless the client's address failed too
     /// often lately; an `.unauthenticated` or `.forbidden` answer counts as a failure.
-    func withFailuresCounted<Value>(_ context: SpotRequestContext, _ check: () async throws -> Value) async throws -> Value {
-        let client = context.clientAddress
+    func withFailuresCounted<Value>(
+        _ request: Request, _ context: SpotRequestContext, _ check: () async throws -> Value
+    ) async throws -> Value {
+        let client = addressing.clientAddress(connection: context.clientAddress, headers: request.headers)
         try limiter.check(client)
         do {
             return try await check()
@@ -70,9 +73,9 @@ extension ServiceRoutes {
         return bucket
     }
 
-    /// `http://host:port` as the client addressed the server, for absolute URLs.
-    func baseURL(_ request: Request) -> String {
-        "http://\(request.head.authority ?? "127.0.0.1")"
+    /// `scheme://host[:port]` as the client reaches the server, for absolute URLs (see `ClientAddressing`).
+    func baseURL(_ request: Request, _ context: SpotRequestContext) -> String {
+        addressing.baseURL(connection: context.clientAddress, authority: request.head.authority, headers: request.headers)
     }
 
     /// A 200 JSON response with sorted keys and ISO 8601 dates.

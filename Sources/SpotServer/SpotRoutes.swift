@@ -7,6 +7,7 @@ import SpotService
 struct SpotRoutes: ServiceRoutes {
     let service: StorageService
     let limiter: FailedAuthenticationLimiter
+    let addressing: ClientAddressing
 
     /// `GET /v0/b/{bucket}/spots?city=NAME` or `?near=LAT,LON&radiusKm=R`, with `pageToken` and `maxResults`.
     @Sendable func find(_ request: Request, context: SpotRequestContext) async throws -> Response {
@@ -35,7 +36,7 @@ struct SpotRoutes: ServiceRoutes {
             query.maxResults = value
         }
         let page = try await service.findSpots(query, for: user)
-        let base = baseURL(request)
+        let base = baseURL(request, context)
         return try json(SpotPageResource(spots: page.spots.map { SpotResource($0, baseURL: base) }, nextPageToken: page.nextPageToken))
     }
 
@@ -43,7 +44,7 @@ struct SpotRoutes: ServiceRoutes {
     @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let user = try await authenticate(request, context)
         let spot = try await service.spot(bucket: try bucket(context), id: try spotID(context), for: user)
-        return try json(SpotResource(spot, baseURL: baseURL(request)))
+        return try json(SpotResource(spot, baseURL: baseURL(request, context)))
     }
 
     /// `PATCH /v0/b/{bucket}/spots/{spotId}` with `{"name", "description", "city", "hideLocation"}`
@@ -57,7 +58,7 @@ struct SpotRoutes: ServiceRoutes {
             bucket: try bucket(context), id: try spotID(context),
             changes: SpotChanges(name: changes.name, description: changes.description, city: changes.city, hidesLocation: changes.hideLocation),
             by: user)
-        return try json(SpotResource(spot, baseURL: baseURL(request)))
+        return try json(SpotResource(spot, baseURL: baseURL(request, context)))
     }
 
     private func spotID(_ context: SpotRequestContext) throws -> String {

@@ -21,11 +21,14 @@ public struct ServerConfiguration: Sendable {
     /// How long a connection may send nothing (no request, or a request head or body cut
     /// short) before it is closed. Connections waiting for their answer are never closed.
     public var idleTimeout: Duration
+    /// The public URL and the proxies whose forwarding headers are believed.
+    public var addressing: ClientAddressing
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20,
-        uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60)
+        uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60), addressing: ClientAddressing = .init()
     ) {
+        self.addressing = addressing
         self.uploadDrainTimeout = uploadDrainTimeout
         self.idleTimeout = idleTimeout
         self.host = host
@@ -60,7 +63,7 @@ public enum SpotServer {
             router.add(middleware: CORSOriginsMiddleware(origins: configuration.corsOrigins))
         }
         router.add(middleware: ErrorMiddleware(metrics: metrics))
-        let api = ObjectRoutes(service: service, limiter: limiter, metrics: metrics, gate: gate, kept: kept)
+        let api = ObjectRoutes(service: service, limiter: limiter, addressing: configuration.addressing, metrics: metrics, gate: gate, kept: kept)
         router.get("/healthz") { _, _ in "ok\n" }
         router.head("/healthz") { _, _ in HTTPResponse.Status.ok }
         router.get("/metrics") { _, _ in
@@ -76,7 +79,7 @@ public enum SpotServer {
         router.head("/v0/b/:bucket/o/**", use: api.get)
         router.delete("/v0/b/:bucket/o/**", use: api.delete)
         router.post("/v0/b/:bucket/digests", use: api.checkDigests)
-        let spots = SpotRoutes(service: service, limiter: limiter)
+        let spots = SpotRoutes(service: service, limiter: limiter, addressing: configuration.addressing)
         router.get("/v0/b/:bucket/spots", use: spots.find)
         router.get("/v0/b/:bucket/spots/:spot", use: spots.get)
         router.patch("/v0/b/:bucket/spots/:spot", use: spots.update)
@@ -97,7 +100,7 @@ public enum SpotServer {
             router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate, limiter: limiter, kept: kept),
             server: HTTPServerBuilder { responder in
                 KeptThumbnailChannel(http1: HTTP1Channel(responder: responder, configuration: http1)) { logger in
-                    KeptThumbnailHandler(kept: kept, limiter: limiter, metrics: metrics, logger: logger)
+                    KeptThumbnailHandler(kept: kept, limiter: limiter, addressing: configuration.addressing, metrics: metrics, logger: logger)
                 }
             },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "spotstore"),
@@ -121,9 +124,10 @@ public enum SpotServer {
 }
 
 /// The handlers of `/v0/b/{bucket}/o…`.
-struct ObjectRoutes: ServiceRoutes {
+package struct ObjectRoutes: ServiceRoutes {
     let service: StorageService
     let limiter: FailedAuthenticationLimiter
+    let addressing: ClientAddressing
     let metrics: Metrics
     let gate: UploadGate
     /// Where thumbnail answers are kept for `KeptThumbnailHandler`; `nil` keeps none.
@@ -150,7 +154,7 @@ struct ObjectRoutes: ServiceRoutes {
         }
         let user = try await authenticate(request, context)
         let (token, info) = try await service.addDownloadToken(to: path, by: user)
-        let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request)))?alt=media&token=\(token)"
+        let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request, context)))?alt=media&token=\(token)"
         return try json(NewDownloadTokenResource(id: info.id, token: token, url: url, timeCreated: info.createdAt))
     }
 
@@ -171,7 +175,7 @@ struct ObjectRoutes: ServiceRoutes {
             guard parameters.get("alt") == "media" else {
                 throw SpotError(.badRequest, "a download token works with alt=media: …/o/{name}?alt=media&token=…")
             }
-            return try await media(try await withFailuresCounted(context) {
+            return try await media(try await withFailuresCounted(request, context) {
                 try await service.download(at: path, downloadToken: token)
             }, request: request)
         }
@@ -180,14 +184,14 @@ struct ObjectRoutes: ServiceRoutes {
         let user = try await authenticate(request, context)
         switch parameters.get("alt") {
         case nil, "json":
-            return try json(ObjectResource(try await service.object(at: path, for: user), baseURL: baseURL(request)))
+            return try json(ObjectResource(try await service.object(at: path, for: user), baseURL: baseURL(request, context)))
         case "signedUrl":
             let lifetime = try parameters.get("expiresIn").map { text throws(SpotError) in
                 guard let seconds = Double(text) else { throw SpotError(.badRequest, "expiresIn must be a number of seconds") }
                 return seconds
             } ?? 3600
             let (expires, signature) = try await service.signDownload(of: path, lifetime: lifetime, by: user)
-            let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request)))?alt=media&expires=\(expires)&signature=\(signature)"
+            let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request, context)))?alt=media&expires=\(expires)&signature=\(signature)"
             return try json(SignedURLResource(url: url, expires: Date(timeIntervalSince1970: Double(expires))))
         case "downloadTokens":
             let tokens = try await service.downloadTokens(of: path, by: user)
@@ -269,7 +273,7 @@ struct ObjectRoutes: ServiceRoutes {
             query.maxResults = value
         }
         let listing = try await service.list(query, for: user)
-        let base = baseURL(request)
+        let base = baseURL(request, context)
         return try json(ListResource(
             prefixes: listing.prefixes, items: listing.items.map { ObjectResource($0, baseURL: base) },
             nextPageToken: listing.nextPageToken))
@@ -316,7 +320,7 @@ struct ObjectRoutes: ServiceRoutes {
     }
 
     /// Whether an `If-None-Match` header names this content's ETag (or is `*`).
-    static func matches(_ ifNoneMatch: String?, etag digest: Digest) -> Bool {
+    package static func matches(_ ifNoneMatch: String?, etag digest: Digest) -> Bool {
         guard let ifNoneMatch else { return false }
         return ifNoneMatch.split(separator: ",").contains { tag in
             let trimmed = tag.trimmingCharacters(in: .whitespaces)
@@ -339,7 +343,7 @@ struct ObjectRoutes: ServiceRoutes {
             path, by: user, contentType: request.headers[.contentType], declaredSize: declared,
             body: request.body.map { $0.readableBytesView })
         metrics.recordUpload(bytes: object.size)
-        return try json(ObjectResource(object, baseURL: baseURL(request)))
+        return try json(ObjectResource(object, baseURL: baseURL(request, context)))
     }
 
     /// The object name is everything after `/o/`, percent-decoded as a whole, so both

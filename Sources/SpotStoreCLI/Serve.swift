@@ -30,6 +30,12 @@ extension SpotStoreCommand {
         @Option(help: ArgumentHelp("A file of at least 32 random bytes to sign download URLs with, the same for every instance (default: a key kept in the catalog, which every instance on the store shares).", valueName: "file"))
         var signingKey: String?
 
+        @Option(help: ArgumentHelp("The URL clients reach this service at, behind a load balancer (like https://photos.example.com); URLs in answers use it.", valueName: "url"))
+        var publicURL: String?
+
+        @Option(name: .customLong("trusted-proxy"), help: ArgumentHelp("The IP address of a proxy whose X-Forwarded-For/-Proto/-Host headers are believed; repeat for several.", valueName: "address"))
+        var trustedProxies: [String] = []
+
         @Option(help: "The address to listen on.")
         var host: String = "127.0.0.1"
 
@@ -53,6 +59,9 @@ extension SpotStoreCommand {
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+            if let publicURL, URL(string: publicURL)?.host == nil || !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
+                throw ValidationError("--public-url must be an http:// or https:// URL with a host, like https://photos.example.com")
+            }
             guard maxFailedAuth >= 1 else { throw ValidationError("--max-failed-auth must be at least 1") }
             _ = try parseDuration(drainTimeout)
             guard try parseDuration(idleTimeout) > 0 else { throw ValidationError("--idle-timeout must be more than 0") }
@@ -80,7 +89,8 @@ extension SpotStoreCommand {
                 service: service,
                 configuration: .init(
                     host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
-                    uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout)),
+                    uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout),
+                    addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies))),
                 rules: policy, logger: logger)
         }
 

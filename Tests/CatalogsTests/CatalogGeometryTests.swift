@@ -1,4 +1,5 @@
 @testable import Catalogs
+import CatalogPlanning
 import TestSupport
 import Foundation
 import SpotCore

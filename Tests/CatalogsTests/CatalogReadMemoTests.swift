@@ -1,4 +1,5 @@
 import Catalogs
+import CatalogPlanning
 import Foundation
 import GRDB
 import SpotCore

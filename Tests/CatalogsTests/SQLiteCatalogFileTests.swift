@@ -1,4 +1,5 @@
 import Catalogs
+import CatalogPlanning
 import Conformance
 import Foundation
 import SpotCore

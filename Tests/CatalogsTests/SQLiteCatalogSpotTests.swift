@@ -1,4 +1,5 @@
 @testable import Catalogs
+import CatalogPlanning
 import Foundation
 import GRDB
 import SpotCore

@@ -8,9 +8,9 @@ import SpotCore
 /// emitted; the next page resumes strictly after that spot in the search's order (id for
 /// `city`; distance, then id for `near`). So concatenated pages hold every spot that
 /// matched throughout exactly once, in order, whatever changes between pages.
-struct SpotSearchPlan: Sendable {
+package struct SpotSearchPlan: Sendable {
     /// What to fetch.
-    enum Criterion: Sendable, Equatable {
+    package enum Criterion: Sendable, Equatable {
         /// Spots whose city key is `key`, in id order (bytes of UTF-8), after `afterId`.
         case city(key: String, afterId: String?)
         /// Spots within `radiusKm` of `center`, narrowed by `box`, after `after` in
@@ -19,12 +19,12 @@ struct SpotSearchPlan: Sendable {
     }
 
     /// A spot found by a `near` search, with its exact distance from the centre.
-    struct NearHit: Sendable, Equatable {
-        var id: String
-        var distanceKm: Double
+    package struct NearHit: Sendable, Equatable {
+        package var id: String
+        package var distanceKm: Double
 
         /// Whether `self` comes before `other` in the order of `near` results.
-        func precedes(_ other: NearHit) -> Bool {
+        package func precedes(_ other: NearHit) -> Bool {
             distanceKm != other.distanceKm
                 ? distanceKm < other.distanceKm
                 : id.utf8.lexicographicallyPrecedes(other.id.utf8)
@@ -32,12 +32,12 @@ struct SpotSearchPlan: Sendable {
     }
 
     /// The largest radius a `near` search may have, in km (about half the Earth's circumference).
-    static let maxRadiusKm = 20_000.0
+    package static let maxRadiusKm = 20_000.0
 
-    let bucket: String
+    package let bucket: String
     /// Spots per page, 1…`ListQuery.maxPageSize`.
-    let pageSize: Int
-    let criterion: Criterion
+    package let pageSize: Int
+    package let criterion: Criterion
     /// What a token must start with to belong to this search.
     private let signature: String
 
@@ -47,7 +47,7 @@ struct SpotSearchPlan: Sendable {
     ///   -90…90 or a longitude outside -180…180 (or not finite); a radius not in
     ///   (0, `maxRadiusKm`]; a page token that is malformed or from another search. An
     ///   empty page token counts as none. Unlike photo positions, (0, 0) is a valid centre.
-    init(_ query: SpotQuery) throws(SpotError) {
+    package init(_ query: SpotQuery) throws(SpotError) {
         try ObjectPath.validate(bucket: query.bucket)
         guard (1...ListQuery.maxPageSize).contains(query.maxResults) else {
             throw SpotError(.badRequest, "maxResults must be between 1 and \(ListQuery.maxPageSize), not \(query.maxResults)")
@@ -83,7 +83,7 @@ struct SpotSearchPlan: Sendable {
     /// One page of a `city` search from the ids of up to `pageSize` + 1 matching spots in
     /// id order after the token's: the ids to show, and the next page's token (`nil` when
     /// nothing follows).
-    func cityPage(_ ids: [String]) -> (ids: [String], nextPageToken: String?) {
+    package func cityPage(_ ids: [String]) -> (ids: [String], nextPageToken: String?) {
         let page = Array(ids.prefix(pageSize))
         guard ids.count > pageSize, let last = page.last else { return (page, nil) }
         return (page, Base64URL.encode(signature + "/" + last))
@@ -92,7 +92,7 @@ struct SpotSearchPlan: Sendable {
     /// One page of a `near` search from `candidates` (every spot in the box, any order):
     /// the spots within the radius after the token's, nearest first (then by id), and the
     /// next page's token (`nil` when nothing follows).
-    func nearPage(
+    package func nearPage(
         _ candidates: some Sequence<(id: String, latitude: Double, longitude: Double)>
     ) -> (hits: [NearHit], nextPageToken: String?) {
         guard case .near(let center, let radiusKm, _, let after) = criterion else { return ([], nil) }

@@ -7,17 +7,17 @@ import SpotCore
 /// The box may be larger than the circle, never smaller. Across the antimeridian the
 /// longitudes are two ranges; when the circle holds a pole (or is close to the whole
 /// globe) every longitude is in.
-struct BoundingBox: Equatable {
+package struct BoundingBox: Equatable {
     /// Slack added on every side, in degrees (about a centimetre), so floating-point
     /// rounding never cuts off a position right on the circle.
-    static let slackDegrees = 1e-7
+    package static let slackDegrees = 1e-7
 
-    let latitudes: ClosedRange<Double>
+    package let latitudes: ClosedRange<Double>
     /// One range, or two across the antimeridian; `nil` when every longitude is in.
-    let longitudes: [ClosedRange<Double>]?
+    package let longitudes: [ClosedRange<Double>]?
 
     /// The box around (`latitude`, `longitude`) in degrees (valid ranges), `radiusKm` > 0.
-    init(latitude: Double, longitude: Double, radiusKm: Double) {
+    package init(latitude: Double, longitude: Double, radiusKm: Double) {
         let radiusDegrees = radiusKm / GreatCircle.earthRadiusKm * 180 / .pi
         let south = latitude - radiusDegrees - Self.slackDegrees
         let north = latitude + radiusDegrees + Self.slackDegrees
@@ -50,7 +50,7 @@ struct BoundingBox: Equatable {
     }
 
     /// Whether the box holds the position (degrees).
-    func contains(latitude: Double, longitude: Double) -> Bool {
+    package func contains(latitude: Double, longitude: Double) -> Bool {
         latitudes.contains(latitude) && (longitudes?.contains { $0.contains(longitude) } ?? true)
     }
 }

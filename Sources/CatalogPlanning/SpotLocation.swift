@@ -2,21 +2,21 @@ import SpotCore
 
 /// Where a spot is, taken from its photos: the position and place of its first photo with
 /// a location, and whether the others stray from it.
-struct SpotLocation: Equatable {
+package struct SpotLocation: Equatable {
     /// Photos farther apart than this make a spot scattered, in km.
-    static let scatterThresholdKm = 1.0
+    package static let scatterThresholdKm = 1.0
 
     /// The first geotagged photo's position.
-    let location: GeoPoint
+    package let location: GeoPoint
     /// That photo's place, when it was geocoded.
-    let place: Place?
+    package let place: Place?
     /// Whether another photo is more than `scatterThresholdKm` from `location`.
-    let scattered: Bool
+    package let scattered: Bool
 
     /// Derives the location from `photos`, the spot's photos in order (creation time,
     /// then name). Positions that are not valid (`GeoPoint.isValidPosition`) are skipped.
     /// `nil` when no photo has a valid position.
-    init?(photos: some Sequence<(location: GeoPoint?, place: Place?)>) {
+    package init?(photos: some Sequence<(location: GeoPoint?, place: Place?)>) {
         var positioned = photos.lazy.compactMap { photo in
             photo.location.flatMap { $0.isValidPosition ? ($0, photo.place) : nil }
         }.makeIterator()

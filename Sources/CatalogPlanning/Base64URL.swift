@@ -1,9 +1,9 @@
 import Foundation
 
 /// Unpadded base64url (RFC 4648 §5) of UTF-8 text, the shape of every page token.
-enum Base64URL {
+package enum Base64URL {
     /// `text`'s UTF-8 as unpadded base64url.
-    static func encode(_ text: String) -> String {
+    package static func encode(_ text: String) -> String {
         Data(text.utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
@@ -11,7 +11,7 @@ enum Base64URL {
     }
 
     /// The text `encoded` spells, or `nil` when it is not unpadded base64url of UTF-8.
-    static func decode(_ encoded: String) -> String? {
+    package static func decode(_ encoded: String) -> String? {
         let alphabet = encoded.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),

@@ -10,9 +10,9 @@ import Synchronization
 /// never older than the feed's staleness bound (zero for SQLite: a revoked token or a
 /// deleted object stops working at once, as when every read went to the tables). With no
 /// stamp, nothing is kept.
-final class CatalogReadMemo: Sendable {
+package final class CatalogReadMemo: Sendable {
     /// Answers kept at most; all are dropped when there would be more.
-    static let capacity = 10_000
+    package static let capacity = 10_000
 
     private struct Answers {
         var version: Int64 = -1
@@ -23,17 +23,17 @@ final class CatalogReadMemo: Sendable {
     private let feed: any CatalogChangeFeed
     private let answers = Mutex(Answers())
 
-    init(feed: any CatalogChangeFeed) {
+    package init(feed: any CatalogChangeFeed) {
         self.feed = feed
     }
 
     /// The user of the token with digest `digest`, as `read` finds it.
-    func user(tokenDigest digest: Digest, read: () throws -> User?) throws -> User? {
+    package func user(tokenDigest digest: Digest, read: () throws -> User?) throws -> User? {
         try answer(digest, in: \.users, read: read)
     }
 
     /// The object at `path` with its spot and damage marks, as `read` finds it.
-    func objectForReading(at path: ObjectPath, read: () throws -> ObjectReading) throws -> ObjectReading {
+    package func objectForReading(at path: ObjectPath, read: () throws -> ObjectReading) throws -> ObjectReading {
         try answer(path, in: \.objects, read: read)
     }
 

@@ -9,33 +9,33 @@ import SpotCore
 /// a folder `a/b/` it resumes at `a/b0` (`0` is the byte after `/`), skipping the folder's
 /// whole range without reading it. So concatenated pages hold every entry present
 /// throughout exactly once, in order, whatever is added or removed between pages.
-struct ListingPlan: Sendable {
+package struct ListingPlan: Sendable {
     /// Where the walk through the names (re)starts.
-    enum Start: Sendable, Equatable {
+    package enum Start: Sendable, Equatable {
         case atOrAfter(String)
         case after(String)
     }
 
     /// Rows asked for first; a folder ends a batch, so batches start small and double.
-    static let firstBatchSize = 8
+    package static let firstBatchSize = 8
 
-    let bucket: String
+    package let bucket: String
     /// The query's prefix, NFC-normalised as object names are.
-    let prefix: String
+    package let prefix: String
     /// Whether names with a `/` after `prefix` are folded into folder prefixes.
-    let foldsFolders: Bool
+    package let foldsFolders: Bool
     /// Entries per page, 1…`ListQuery.maxPageSize`.
-    let pageSize: Int
-    let start: Start
+    package let pageSize: Int
+    package let start: Start
     /// Every name that starts with `prefix` is below this (byte order); `nil` when none bounds them.
-    let end: String?
+    package let end: String?
 
     /// Checks `query`.
     /// - Throws: `SpotError(.badRequest)` for an invalid bucket, `maxResults` below 1, a
     ///   delimiter other than `/` (an empty one counts as none), or a page token that is
     ///   malformed or from another listing. `maxResults` above the maximum is clamped; an
     ///   empty page token counts as none.
-    init(_ query: ListQuery) throws(SpotError) {
+    package init(_ query: ListQuery) throws(SpotError) {
         try ObjectPath.validate(bucket: query.bucket)
         guard query.maxResults >= 1 else {
             throw SpotError(.badRequest, "maxResults must be at least 1, not \(query.maxResults)")
@@ -62,7 +62,7 @@ struct ListingPlan: Sendable {
     ///   below `end`, in byte order.
     /// - Returns: the page's folder prefixes and item names, each in byte order, and the
     ///   token of the next page (`nil` when nothing follows).
-    func page(
+    package func page(
         fetch: (_ from: Start, _ limit: Int) throws -> [String]
     ) rethrows -> (prefixes: [String], itemNames: [String], nextPageToken: String?) {
         var prefixes: [String] = []
@@ -95,7 +95,7 @@ struct ListingPlan: Sendable {
 
     /// The folder prefix `name` folds into, or `nil` when it is listed as an item.
     /// `name` starts with `prefix`.
-    func folder(of name: String) -> String? {
+    package func folder(of name: String) -> String? {
         guard foldsFolders else { return nil }
         let utf8 = name.utf8
         guard let slash = utf8.dropFirst(prefix.utf8.count).firstIndex(of: Self.slash) else { return nil }
@@ -105,14 +105,14 @@ struct ListingPlan: Sendable {
     private static let slash = UInt8(ascii: "/")
 
     /// The least name after every name in `folder` (which ends in `/`): `/` becomes `0`.
-    static func pastFolder(_ folder: String) -> String {
+    package static func pastFolder(_ folder: String) -> String {
         String(decoding: folder.utf8.dropLast(), as: UTF8.self) + "0"
     }
 
     /// The least string after every string that starts with `prefix`, in byte order of UTF-8
     /// (which is the order of Unicode scalars): the last scalar that can grow, grown by one,
     /// surrogates skipped. `nil` when every scalar is U+10FFFF (or `prefix` is empty).
-    static func upperBound(ofNamesWithPrefix prefix: String) -> String? {
+    package static func upperBound(ofNamesWithPrefix prefix: String) -> String? {
         var scalars = Array(prefix.unicodeScalars)
         while let last = scalars.popLast() {
             let next: Unicode.Scalar? = switch last.value {
@@ -131,20 +131,20 @@ struct ListingPlan: Sendable {
     }
 
     /// The opaque token that resumes a listing after `key`: base64url of its UTF-8, unpadded.
-    static func token(forKey key: String) -> String {
+    package static func token(forKey key: String) -> String {
         Base64URL.encode(key)
     }
 
     /// The key a token names.
     /// - Throws: `SpotError(.badRequest)` when it is not base64url of UTF-8.
-    static func key(inToken token: String) throws(SpotError) -> String {
+    package static func key(inToken token: String) throws(SpotError) -> String {
         guard let key = Base64URL.decode(token) else { throw SpotError(.badRequest, "the page token is malformed") }
         return key
     }
 
     /// Where to resume after `key`, which must be a key this listing can emit.
     /// - Throws: `SpotError(.badRequest)` when it is not.
-    static func resumePoint(afterKey key: String, prefix: String, foldsFolders: Bool) throws(SpotError) -> Start {
+    package static func resumePoint(afterKey key: String, prefix: String, foldsFolders: Bool) throws(SpotError) -> Start {
         let foreign = SpotError(.badRequest, "the page token belongs to another listing")
         guard key.utf8.starts(with: prefix.utf8) else { throw foreign }
         let rest = key.utf8.dropFirst(prefix.utf8.count)

@@ -1,0 +1,69 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import TestSupport
+
+extension BinaryTests {
+    /// Two `spotstore serve` processes on one store, with the CLI beside them: every rule
+    /// and limit holds across processes, a revoke and a signed URL reach both servers.
+    @Suite struct TwoServerTests {
+        @Test func twoServersOnOneStoreShareOwnershipLimitsRevocationAndSignedURLs() async throws {
+            let root = try RulesCommandTests.temporaryDirectory()
+            let store = root + "/storage"
+            let alice = try RulesCommandTests.addUser("alice", store: store)
+            let bob = try RulesCommandTests.addUser("bob", store: store)
+            let (first, firstURL) = try await BinaryTests.startServer(store: store)
+            defer { first.terminate() }
+            let (second, secondURL) = try await BinaryTests.startServer(store: store)
+            defer { second.terminate() }
+            let photo = try fixture("photos/coffee.jpg")
+            let put = DiskFullTests.request
+
+            // Alice through one server and Bob through the other, into the same new spot at once.
+            for round in 0..<10 {
+                async let a = put("PUT", "\(firstURL)/v0/b/spots/o/race-\(round)%2Fa.jpg", alice, photo)
+                async let b = put("PUT", "\(secondURL)/v0/b/spots/o/race-\(round)%2Fb.jpg", bob, photo)
+                let statuses = [try await a.0, try await b.0]
+                #expect(statuses.sorted() == [200, 403], "round \(round): \(statuses)")
+                let (status, body) = try await put("GET", "\(secondURL)/v0/b/spots/o?prefix=race-\(round)%2F", alice, nil)
+                #expect(status == 200 && String(decoding: body, as: UTF8.self).components(separatedBy: "\"owner\"").count == 2)
+            }
+
+            // 16 uploads into one empty spot, split across the servers: exactly 4 stored.
+            let outcomes = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<16 {
+                    let base = index.isMultiple(of: 2) ? firstURL : secondURL
+                    group.addTask { try await put("PUT", "\(base)/v0/b/spots/o/full%2F\(index).jpg", alice, photo).0 }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == 200 }.count == 4 && outcomes.filter { $0 == 409 }.count == 12, "\(outcomes.sorted())")
+
+            // A URL signed by one server works on the other.
+            let (signStatus, signed) = try await put("GET", "\(firstURL)/v0/b/spots/o/full%2F\(outcomes.firstIndex(of: 200) ?? 0).jpg?alt=signedUrl", alice, nil)
+            #expect(signStatus == 200)
+            let signedURL = try #require(try JSONSerialization.jsonObject(with: Data(signed)) as? [String: Any])["url"] as? String
+            let onSecond = try #require(signedURL?.replacingOccurrences(of: firstURL, with: secondURL))
+            let (downloaded, response) = try await URLSession.shared.data(from: try #require(URL(string: onSecond)))
+            #expect((response as? HTTPURLResponse)?.statusCode == 200 && [UInt8](downloaded) == photo)
+
+            // A revoke through the CLI is refused by both servers at once.
+            #expect(try await put("GET", "\(firstURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 200)
+            #expect(try await put("GET", "\(secondURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 200)
+            #expect(try BinaryTests.run(["users", "revoke", "bob", "--store", store]).status == 0)
+            #expect(try await put("GET", "\(firstURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 401)
+            #expect(try await put("GET", "\(secondURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 401)
+
+            // Restarting one server leaves the other's temp directory alone; fsck is clean.
+            first.terminate()
+            first.waitUntilExit()
+            let (again, againURL) = try await BinaryTests.startServer(store: store)
+            defer { again.terminate() }
+            #expect(try await put("GET", "\(againURL)/v0/b/spots/o?prefix=full%2F", alice, nil).0 == 200)
+            let fsck = try BinaryTests.run(["fsck", "--store", store])
+            #expect(fsck.status == 0, "\(fsck.stdout)")
+        }
+    }
+}
