@@ -1,0 +1,245 @@
+import Access
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import ServiceLifecycle
+import SpotCore
+import SpotService
+
+/// The handlers of `/v0/b/{bucket}/o…`.
+package struct ObjectRoutes: ServiceRoutes {
+    let service: StorageService
+    let limiter: FailedAuthenticationLimiter
+    let addressing: ClientAddressing
+    let metrics: Metrics
+    let gate: UploadGate
+    /// Where thumbnail answers are kept for `KeptThumbnailHandler`; `nil` keeps none.
+    let kept: KeptThumbnails?
+
+    /// `POST /v0/b/{bucket}/o?name={name}`: upload the raw body.
+    @Sendable func create(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        guard let name = request.uri.queryParameters.get("name") else {
+            throw SpotError(.badRequest, "give the object's name: POST /v0/b/{bucket}/o?name={path}")
+        }
+        return try await upload(request, context, to: try ObjectPath(bucket: bucket(context), name: name))
+    }
+
+    /// `PUT /v0/b/{bucket}/o/{name}`: upload the raw body.
+    @Sendable func put(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        try await upload(request, context, to: try objectPath(request, context))
+    }
+
+    /// `POST /v0/b/{bucket}/o/{name}?alt=downloadTokens`: a new download token (owner only).
+    @Sendable func post(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let path = try objectPath(request, context)
+        guard request.uri.queryParameters.get("alt") == "downloadTokens" else {
+            throw SpotError(.badRequest, "POST to an object makes a download token: POST …/o/{name}?alt=downloadTokens; upload with PUT")
+        }
+        let user = try await authenticate(request, context)
+        let (token, info) = try await service.addDownloadToken(to: path, by: user)
+        let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request, context)))?alt=media&token=\(token)"
+        return try json(NewDownloadTokenResource(id: info.id, token: token, url: url, timeCreated: info.createdAt))
+    }
+
+    /// `GET` (or `HEAD`) `/v0/b/{bucket}/o/{name}`: metadata; `?alt=media` the bytes;
+    /// `?alt=thumbnail&size=N` a thumbnail; `?alt=signedUrl&expiresIn=S` a signed download URL
+    /// and `?alt=downloadTokens` the download tokens (owner only). `?alt=media` with
+    /// `expires` and `signature`, or with a download `token`, needs no Authorization.
+    @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let path = try objectPath(request, context)
+        let parameters = request.uri.queryParameters
+        if let signature = parameters.get("signature") {
+            guard parameters.get("alt") == "media", let expires = parameters.get("expires", as: Int64.self) else {
+                throw SpotError(.badRequest, "a signed URL needs alt=media, expires and signature, as it was given")
+            }
+            return try await media(try await service.download(at: path, signature: signature, expires: expires), request: request)
+        }
+        if let token = parameters.get("token") {
+            guard parameters.get("alt") == "media" else {
+                throw SpotError(.badRequest, "a download token works with alt=media: …/o/{name}?alt=media&token=…")
+            }
+            return try await media(try await withFailuresCounted(request, context) {
+                try await service.download(at: path, downloadToken: token)
+            }, request: request)
+        }
+        // Read before anything the answer depends on, so a kept thumbnail is never older.
+        let stamp = parameters.get("alt") == "thumbnail" ? kept?.stamp() : nil
+        let user = try await authenticate(request, context)
+        switch parameters.get("alt") {
+        case nil, "json":
+            return try json(ObjectResource(try await service.object(at: path, for: user), baseURL: baseURL(request, context)))
+        case "signedUrl":
+            let lifetime = try parameters.get("expiresIn").map { text throws(SpotError) in
+                guard let seconds = Double(text) else { throw SpotError(.badRequest, "expiresIn must be a number of seconds") }
+                return seconds
+            } ?? 3600
+            let (expires, signature) = try await service.signDownload(of: path, lifetime: lifetime, by: user)
+            let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request, context)))?alt=media&expires=\(expires)&signature=\(signature)"
+            return try json(SignedURLResource(url: url, expires: Date(timeIntervalSince1970: Double(expires))))
+        case "downloadTokens":
+            let tokens = try await service.downloadTokens(of: path, by: user)
+            return try json(DownloadTokensResource(tokens: tokens.map { .init(id: $0.id, timeCreated: $0.createdAt) }))
+        case "media":
+            return try await media(try await service.download(at: path, for: user), request: request)
+        case "thumbnail":
+            guard let size = request.uri.queryParameters.get("size", as: Int.self) else {
+                throw SpotError(.badRequest, "give the thumbnail size: ?alt=thumbnail&size=256 (or 1024)")
+            }
+            let thumbnail = try await service.thumbnail(of: path, size: size, for: user)
+            guard let bytes = try await service.blobs.read(thumbnail.digest) else {
+                throw SpotError(.internal, "thumbnail blob \(thumbnail.digest) of \(path) is missing; run `spotstore fsck`")
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = thumbnail.contentType
+            headers[.eTag] = "\"\(thumbnail.digest.hex)\""
+            headers[.cacheControl] = "private, max-age=31536000, immutable"
+            if Self.matches(request.headers[.ifNoneMatch], etag: thumbnail.digest) {
+                return Response(status: .notModified, headers: headers)
+            }
+            headers[.contentLength] = String(bytes.count)
+            guard request.method == .get else { return Response(status: .ok, headers: headers) }
+            let body = ByteBuffer(bytes: bytes)
+            if let kept, let authorization = request.headers[.authorization], let target = request.head.path {
+                kept.keep(
+                    .init(headers: headers, body: body, route: context.endpointPath ?? "unmatched"),
+                    for: .init(authorization: authorization, target: target), stampedBefore: stamp)
+            }
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+        case let other?:
+            throw SpotError(.badRequest, "unknown alt=\(other); use alt=media, alt=thumbnail, alt=signedUrl, alt=downloadTokens or no alt for metadata")
+        }
+    }
+
+    /// `DELETE /v0/b/{bucket}/o/{name}`: 204 on success. With `?alt=downloadTokens&id=ID`,
+    /// revokes that download token instead; any other parameter is refused, so a mistyped
+    /// revocation never deletes the object.
+    @Sendable func delete(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let path = try objectPath(request, context)
+        let parameters = request.uri.queryParameters
+        let user = try await authenticate(request, context)
+        if parameters.get("alt") == "downloadTokens", let id = parameters.get("id"), parameters.count == 2 {
+            try await service.revokeDownloadToken(id, of: path, by: user)
+        } else if parameters.isEmpty {
+            _ = try await service.delete(path, by: user)
+        } else {
+            throw SpotError(.badRequest, "DELETE …/o/{name} deletes the object and takes no parameters; revoke a download token with ?alt=downloadTokens&id=ID")
+        }
+        return Response(status: .noContent)
+    }
+
+    /// `POST /v0/b/{bucket}/digests` with `{"digests": [hex…], "probe": "spot/name"}`: which
+    /// digests the user already stores in the bucket, and the limits of a new object at
+    /// `probe` (for bulk imports: one request per batch of up to 1000 digests).
+    @Sendable func checkDigests(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
+        let asked = try await decodeBody(
+            DigestCheckBody.self, of: request, upTo: 256 * 1024, example: #"{"digests": ["<64 hex>", …], "probe": "spot/name.jpg"}"#)
+        let digests = try asked.digests.map { hex throws(SpotError) in
+            guard let digest = Digest(hex: hex) else { throw SpotError(.badRequest, "'\(hex)' is not a SHA-256 digest (64 hex digits)") }
+            return digest
+        }
+        let (present, limits) = try await service.ingestCheck(bucket: try bucket(context), digests: digests, probe: asked.probe, for: user)
+        return try json(DigestCheckResource(
+            present: Dictionary(uniqueKeysWithValues: present.map { ($0.key.hex, $0.value) }),
+            limits: limits.map(LimitsResource.init)))
+    }
+
+    /// `GET /v0/b/{bucket}/o?prefix=&delimiter=/&pageToken=&maxResults=`.
+    @Sendable func list(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
+        let parameters = request.uri.queryParameters
+        var query = ListQuery(bucket: try bucket(context), prefix: parameters.get("prefix") ?? "")
+        query.delimiter = parameters.get("delimiter")
+        query.pageToken = parameters.get("pageToken")
+        if let text = parameters.get("maxResults") {
+            guard let value = Int(text) else { throw SpotError(.badRequest, "maxResults must be a number from 1 to \(ListQuery.maxPageSize)") }
+            query.maxResults = value
+        }
+        let listing = try await service.list(query, for: user)
+        let base = baseURL(request, context)
+        return try json(ListResource(
+            prefixes: listing.prefixes, items: listing.items.map { ObjectResource($0, baseURL: base) },
+            nextPageToken: listing.nextPageToken))
+    }
+
+    // MARK: Helpers
+
+    /// The bytes of `object`, honouring `If-None-Match` (304), one `Range` (206, or 416 when
+    /// unsatisfiable) and `HEAD` (headers only).
+    private func media(_ object: Download, request: Request) async throws -> Response {
+        var headers = HTTPFields()
+        headers[.eTag] = "\"\(object.digest.hex)\""
+        headers[.acceptRanges] = "bytes"
+        if Self.matches(request.headers[.ifNoneMatch], etag: object.digest) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = object.contentType
+        let status: HTTPResponse.Status
+        let range: Range<Int64>
+        switch ByteRange(header: request.headers[.range], size: object.size) {
+        case .whole:
+            (status, range) = (.ok, 0..<object.size)
+        case .part(let part):
+            (status, range) = (.partialContent, part)
+            headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(object.size)"
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(object.size)"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        }
+        headers[.contentLength] = String(range.count)
+        guard request.method != .head else { return Response(status: status, headers: headers) }
+        // The first chunk is read before the head goes out: a blob lost since the catalog
+        // named it answers 500 with the reason, not a 200 cut off after its headers.
+        var chunks = service.contents(of: object.digest, range: range).makeAsyncIterator()
+        let first = try await chunks.next()
+        return Response(status: status, headers: headers, body: ResponseBody(contentLength: range.count) { [chunks] writer in
+            var rest = chunks
+            if let first { try await writer.write(ByteBuffer(bytes: first)) }
+            while let chunk = try await rest.next() {
+                try await writer.write(ByteBuffer(bytes: chunk))
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    /// Whether an `If-None-Match` header names this content's ETag (or is `*`).
+    package static func matches(_ ifNoneMatch: String?, etag digest: Digest) -> Bool {
+        guard let ifNoneMatch else { return false }
+        return ifNoneMatch.split(separator: ",").contains { tag in
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            return trimmed == "*" || trimmed == "\"\(digest.hex)\"" || trimmed == "W/\"\(digest.hex)\""
+        }
+    }
+
+    /// Stores the body at `path`; refused with 503 (`UploadGate.Draining`) during a shutdown.
+    private func upload(_ request: Request, _ context: SpotRequestContext, to path: ObjectPath) async throws -> Response {
+        guard gate.enter() else { throw UploadGate.Draining() }
+        defer { gate.leave() }
+        // Only chunked framing is undone; a body in another transfer coding (gzip) would be
+        // stored still encoded.
+        if let coding = request.headers[.transferEncoding], coding.lowercased() != "chunked" {
+            throw SpotError(.badRequest, "the transfer coding '\(coding)' is not supported; send the body as is or chunked")
+        }
+        let user = try await authenticate(request, context)
+        let declared = request.headers[.contentLength].flatMap { Int64($0) }
+        let object = try await service.upload(
+            path, by: user, contentType: request.headers[.contentType], declaredSize: declared,
+            body: request.body.map { $0.readableBytesView })
+        metrics.recordUpload(bytes: object.size)
+        return try json(ObjectResource(object, baseURL: baseURL(request, context)))
+    }
+
+    /// The object name is everything after `/o/`, percent-decoded as a whole, so both
+    /// `a%2Fb.jpg` (Firebase style) and `a/b.jpg` name the same object.
+    private func objectPath(_ request: Request, _ context: SpotRequestContext) throws -> ObjectPath {
+        let bucket = try bucket(context)
+        let raw = request.uri.path
+        let prefix = "/v0/b/\(bucket)/o/"
+        guard raw.hasPrefix(prefix), let name = PercentDecoding.decode(raw.dropFirst(prefix.count)) else {
+            throw SpotError(.badRequest, "the object name in the URL is not valid percent-encoded UTF-8")
+        }
+        return try ObjectPath(bucket: bucket, name: name)
+    }
+}

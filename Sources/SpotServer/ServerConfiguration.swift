@@ -1,0 +1,31 @@
+import Foundation
+
+/// Where and how the HTTP service listens.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// Browser origins allowed to call the API (CORS), like `https://app.example.com`; `*` allows any.
+    public var corsOrigins: [String]
+    /// Failed authentications a client address may make per minute before it gets 429.
+    public var maxFailedAuthentications: Int
+    /// How long a graceful shutdown (SIGTERM) lets in-flight uploads finish before it stops anyway.
+    public var uploadDrainTimeout: Duration
+    /// How long a connection may send nothing (no request, or a request head or body cut
+    /// short) before it is closed. Connections waiting for their answer are never closed.
+    public var idleTimeout: Duration
+    /// The public URL and the proxies whose forwarding headers are believed.
+    public var addressing: ClientAddressing
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20,
+        uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60), addressing: ClientAddressing = .init()
+    ) {
+        self.addressing = addressing
+        self.uploadDrainTimeout = uploadDrainTimeout
+        self.idleTimeout = idleTimeout
+        self.host = host
+        self.port = port
+        self.corsOrigins = corsOrigins
+        self.maxFailedAuthentications = maxFailedAuthentications
+    }
+}
