@@ -13,9 +13,9 @@ extension FileSystemBlobStore {
         let base = "\(root)/sha256"
         let start = after?.hex ?? ""
         var page: [StoredBlob] = []
-        for first in try Self.names(in: base, from: String(start.prefix(2))) {
-            for second in try Self.names(in: "\(base)/\(first)", from: start.hasPrefix(first) ? String(start.dropFirst(2).prefix(2)) : "") {
-                for name in try Self.names(in: "\(base)/\(first)/\(second)", from: "") where name > start {
+        for first in Self.names(in: base, from: String(start.prefix(2))) {
+            for second in Self.names(in: "\(base)/\(first)", from: start.hasPrefix(first) ? String(start.dropFirst(2).prefix(2)) : "") {
+                for name in Self.names(in: "\(base)/\(first)/\(second)", from: "") where name > start {
                     guard let digest = Digest(hex: name), digest.hex == name, name.hasPrefix(first + second) else { continue }
                     var info = stat()
                     guard lstat("\(base)/\(first)/\(second)/\(name)", &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
@@ -29,7 +29,7 @@ extension FileSystemBlobStore {
 
     /// The two-hex-digit shard names (or file names) in `directory` from `lowest` on, sorted;
     /// none when the directory is missing.
-    private static func names(in directory: String, from lowest: String) throws -> [String] {
+    private static func names(in directory: String, from lowest: String) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         return names.filter { $0 >= lowest }.sorted()
     }

@@ -185,11 +185,6 @@ struct ObjectRecord: Codable, FetchableRecord, MutablePersistableRecord {
     /// The unique key of the object at `path`.
     static func key(_ path: ObjectPath) -> [String: String] { ["bucket": path.bucket, "name": path.name] }
 
-    /// The objects of spot `id` in `bucket`.
-    static func inSpot(bucket: String, id: String) -> QueryInterfaceRequest<ObjectRecord> {
-        filter(Columns.bucket == bucket && Columns.spotId == id)
-    }
-
     /// The domain value, with the photo metadata and thumbnails of the row's digest.
     func storedObject(photo: PhotoMetadata?, thumbnails: [Thumbnail]) throws -> StoredObject {
         let path: ObjectPath

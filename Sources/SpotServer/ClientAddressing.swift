@@ -34,9 +34,13 @@ public struct ClientAddressing: Sendable {
         if let publicURL { return publicURL }
         let host = authority ?? "127.0.0.1"
         guard isTrustedProxy(connection) else { return "http://\(host)" }
-        let scheme = headers[.xForwardedProto].flatMap { $0.split(separator: ",").first }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        let forwardedHost = headers[.xForwardedHost].flatMap { $0.split(separator: ",").first }.map { $0.trimmingCharacters(in: .whitespaces) }
-        return "\(scheme == "https" ? "https" : "http")://\(forwardedHost ?? host)"
+        let scheme = Self.firstValue(of: .xForwardedProto, in: headers)?.lowercased()
+        return "\(scheme == "https" ? "https" : "http")://\(Self.firstValue(of: .xForwardedHost, in: headers) ?? host)"
+    }
+
+    /// The first of the comma-separated values of header `name` (the hop nearest the client), trimmed.
+    private static func firstValue(of name: HTTPField.Name, in headers: HTTPFields) -> String? {
+        headers[name].flatMap { $0.split(separator: ",").first }.map { $0.trimmingCharacters(in: .whitespaces) }
     }
 }
 

@@ -218,9 +218,9 @@ import TestSupport
     @Test func startSweepsOnlyItsOwnTempFiles() async throws {
         let store = try TestStore()
         let other = try store.otherInstance("tmp-other")
-        FileManager.default.createFile(atPath: "\(store.root)/tmp/upload-crashed", contents: Data([1, 2, 3]))
-        FileManager.default.createFile(atPath: "\(store.root)/tmp/thumbnail-crashed.tmp", contents: Data([4, 5]))
-        FileManager.default.createFile(atPath: "\(store.root)/tmp-other/upload-in-flight", contents: Data([6]))
+        #expect(FileManager.default.createFile(atPath: "\(store.root)/tmp/upload-crashed", contents: Data([1, 2, 3])))
+        #expect(FileManager.default.createFile(atPath: "\(store.root)/tmp/thumbnail-crashed.tmp", contents: Data([4, 5])))
+        #expect(FileManager.default.createFile(atPath: "\(store.root)/tmp-other/upload-in-flight", contents: Data([6])))
         #expect(try store.service.sweepTemporaryFiles() == 2)
         #expect(try store.temporaryFiles().isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(store.root)/tmp-other") == ["upload-in-flight"])
