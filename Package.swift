@@ -37,6 +37,7 @@ let package = Package(
             ]
         ),
         .target(name: "Access", dependencies: ["SpotCore"]),
+        .target(name: "SpotAPI", dependencies: ["SpotCore", "Access"]),
         .target(name: "Geocoder", dependencies: ["SpotCore"], resources: [.copy("Resources/places.bin")]),
         .target(
             name: "Ingest",
@@ -52,7 +53,7 @@ let package = Package(
         .target(
             name: "SpotServer",
             dependencies: [
-                "SpotService", "SpotCore", "Access",
+                "SpotService", "SpotCore", "Access", "SpotAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -66,7 +67,7 @@ let package = Package(
         .executableTarget(
             name: "SpotStoreCLI",
             dependencies: [
-                "SpotServer", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "Catalogs", "Geocoder", "Ingest",
+                "SpotServer", "SpotAPI", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "Catalogs", "Geocoder", "Ingest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -107,7 +108,7 @@ let package = Package(
         .testTarget(
             name: "SpotServerTests",
             dependencies: [
-                "SpotServer", "SpotService", "Access", "Catalogs", "TestSupport", "Media",
+                "SpotServer", "SpotAPI", "SpotService", "Access", "Catalogs", "TestSupport", "Media",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOHTTP1
+import SpotAPI
 import SpotCore
 
 /// Turns every error into `{"error":{"code":…,"message":…}}` with the right status — the
@@ -49,19 +50,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// The body of every error answer: `{"error":{"code":…,"message":…}}`.
-struct ErrorBody: Encodable {
-    struct Detail: Encodable {
-        let code: Int
-        let message: String
-    }
-    let error: Detail
-
+extension ErrorBody {
     /// The JSON of an error answer with `status` and `message`.
     static func json(status: HTTPResponse.Status, message: String) -> ByteBuffer {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let json = (try? encoder.encode(ErrorBody(error: .init(code: status.code, message: message))))
+        let json = (try? APIJSON.encoder().encode(ErrorBody(code: status.code, message: message)))
             ?? Data(#"{"error":{"code":500,"message":"internal error"}}"#.utf8)
         return ByteBuffer(bytes: json)
     }

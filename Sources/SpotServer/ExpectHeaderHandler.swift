@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
+import SpotAPI
 
 /// Answers a request's `Expect` header before the request reaches the router.
 ///

@@ -5,6 +5,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SpotAPI
 import SpotCore
 import SpotService
 

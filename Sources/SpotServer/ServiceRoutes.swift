@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import SpotAPI
 import SpotCore
 import SpotService
 
@@ -80,9 +81,6 @@ extension ServiceRoutes {
 
     /// A 200 JSON response with sorted keys and ISO 8601 dates.
     func json(_ value: some Encodable) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(status: .ok, headers: .json, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+        Response(status: .ok, headers: .json, body: .init(byteBuffer: ByteBuffer(bytes: try APIJSON.encoder().encode(value))))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import SpotAPI
 import SpotCore
 import SpotService
 

@@ -5,6 +5,7 @@ import Ingest
 import NIOCore
 import SpotService
 import NIOHTTP1
+import SpotAPI
 import SpotCore
 
 /// How client commands reach the service.
@@ -89,7 +90,7 @@ struct APIClient {
         }
         guard (200..<300).contains(response.status.code) else {
             let bytes = try await response.body.collect(upTo: 1 << 20)
-            let message = (try? JSONDecoder().decode(ErrorEnvelope.self, from: Data(buffer: bytes)))?.error.message
+            let message = (try? APIJSON.decoder().decode(ErrorBody.self, from: Data(buffer: bytes)))?.error.message
                 ?? String(buffer: bytes)
             throw SpotError(SpotError.Kind(httpStatusCode: Int(response.status.code)), "\(response.status.code) \(response.status.reasonPhrase): \(message)")
         }
@@ -102,30 +103,9 @@ struct APIClient {
     ) async throws -> T {
         let response = try await send(method, url, body: body, contentType: contentType)
         let bytes = try await response.body.collect(upTo: 64 << 20)
-        return try JSONDecoder().decode(T.self, from: Data(buffer: bytes))
+        return try APIJSON.decoder().decode(T.self, from: Data(buffer: bytes))
     }
 
-    struct ErrorEnvelope: Decodable {
-        struct Detail: Decodable { let message: String }
-        let error: Detail
-    }
-}
-
-/// The parts of an object's metadata the CLI prints.
-struct ObjectSummary: Decodable {
-    let name: String
-    let bucket: String
-    let size: Int64
-    let sha256: String
-    let contentType: String
-    let updated: String
-}
-
-/// A listing page as the API returns it.
-struct ListPage: Decodable {
-    let prefixes: [String]
-    let items: [ObjectSummary]
-    let nextPageToken: String?
 }
 
 /// A file's bytes as buffers for an HTTP body, read as the upload consumes them.

@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import SpotAPI
 import SpotCore
 
 extension SpotStoreCommand {
@@ -37,7 +38,7 @@ extension SpotStoreCommand {
                     let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
                     let name = "\(folder.hasSuffix("/") ? String(folder.dropLast()) : folder)/\((file as NSString).lastPathComponent)"
                     let object = try await api.json(
-                        ObjectSummary.self, .PUT, api.objectURL(bucket: bucket, name: name),
+                        ObjectResource.self, .PUT, api.objectURL(bucket: bucket, name: name),
                         body: .stream(FileChunks(path: file), length: .known(size)))
                     print("\(object.bucket)/\(object.name)\t\(object.size) bytes\tsha256 \(object.sha256)")
                 } catch {
@@ -110,9 +111,9 @@ extension SpotStoreCommand {
                 var components = URLComponents()
                 components.queryItems = [URLQueryItem(name: "prefix", value: prefix), URLQueryItem(name: "delimiter", value: "/")]
                     + (pageToken.map { [URLQueryItem(name: "pageToken", value: $0)] } ?? [])
-                let page = try await api.json(ListPage.self, .GET, "\(api.baseURL)/v0/b/\(bucket)/o?\(components.percentEncodedQuery ?? "")")
+                let page = try await api.json(ListResource.self, .GET, "\(api.baseURL)/v0/b/\(bucket)/o?\(components.percentEncodedQuery ?? "")")
                 for folder in page.prefixes { print("\(bucket)/\(folder)") }
-                for item in page.items { print("\(bucket)/\(item.name)\t\(item.size)\t\(item.contentType)\t\(item.updated)") }
+                for item in page.items { print("\(bucket)/\(item.name)\t\(item.size)\t\(item.contentType)\t\(item.updated.formatted(.iso8601))") }
                 pageToken = page.nextPageToken
             } while pageToken != nil
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SpotAPI
 
 extension SpotStoreCommand {
     /// `spotstore download-tokens add|list|revoke BUCKET/PATH`.
@@ -24,7 +25,7 @@ extension SpotStoreCommand.DownloadTokens {
 
         func run() async throws {
             let (api, bucket, name) = try target.resolve()
-            let made = try await api.json(NewTokenAnswer.self, .POST, api.objectURL(bucket: bucket, name: name, query: "alt=downloadTokens"))
+            let made = try await api.json(NewDownloadTokenResource.self, .POST, api.objectURL(bucket: bucket, name: name, query: "alt=downloadTokens"))
             print("download token \(made.id) of \(bucket)/\(name); its URL (shown once):")
             print(made.url)
         }
@@ -37,9 +38,9 @@ extension SpotStoreCommand.DownloadTokens {
 
         func run() async throws {
             let (api, bucket, name) = try target.resolve()
-            let answer = try await api.json(TokensAnswer.self, .GET, api.objectURL(bucket: bucket, name: name, query: "alt=downloadTokens"))
+            let answer = try await api.json(DownloadTokensResource.self, .GET, api.objectURL(bucket: bucket, name: name, query: "alt=downloadTokens"))
             if answer.tokens.isEmpty { print("\(bucket)/\(name) has no download tokens") }
-            for token in answer.tokens { print("\(token.id)\tcreated \(token.timeCreated)") }
+            for token in answer.tokens { print("\(token.id)\tcreated \(token.timeCreated.formatted(.iso8601))") }
         }
     }
 
@@ -57,20 +58,5 @@ extension SpotStoreCommand.DownloadTokens {
             _ = try await api.send(.DELETE, api.objectURL(bucket: bucket, name: name, query: query))
             print("revoked download token \(id) of \(bucket)/\(name)")
         }
-    }
-
-    /// The answer of `POST …?alt=downloadTokens`.
-    struct NewTokenAnswer: Decodable {
-        let id: String
-        let url: String
-    }
-
-    /// The answer of `GET …?alt=downloadTokens`.
-    struct TokensAnswer: Decodable {
-        struct Token: Decodable {
-            let id: String
-            let timeCreated: String
-        }
-        let tokens: [Token]
     }
 }

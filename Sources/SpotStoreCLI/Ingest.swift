@@ -6,6 +6,7 @@ import Foundation
 import Geocoder
 import Ingest
 import NIOCore
+import SpotAPI
 import SpotCore
 import SpotService
 
@@ -133,49 +134,22 @@ struct RemoteDestination: IngestDestination {
     let bucket: String
 
     func check(digests: [Digest], probe: String?) async throws -> (present: [Digest: [String]], limits: UploadLimits?) {
-        let body = try JSONEncoder().encode(DigestCheckRequest(digests: digests.map(\.hex), probe: probe))
+        let body = try APIJSON.encoder().encode(DigestCheckBody(digests: digests.map(\.hex), probe: probe))
         let answer = try await api.json(
-            DigestCheckAnswer.self, .POST, "\(api.baseURL)/v0/b/\(bucket)/digests", body: .bytes(ByteBuffer(bytes: body)))
+            DigestCheckResource.self, .POST, "\(api.baseURL)/v0/b/\(bucket)/digests", body: .bytes(ByteBuffer(bytes: body)))
         var present: [Digest: [String]] = [:]
         for (hex, names) in answer.present {
             if let digest = Digest(hex: hex) { present[digest] = names }
         }
-        return (present, answer.limits.map {
-            UploadLimits(maxBytes: $0.maxBytes, maxObjectsPerSpot: $0.maxObjectsPerSpot, allowedContentTypes: $0.contentTypes.map(Set.init), makesThumbnails: $0.thumbnails)
-        })
+        return (present, answer.limits?.limits)
     }
 
     func upload(_ upload: PlannedUpload) async throws -> (digest: Digest, city: String?) {
         let stored = try await api.json(
-            UploadedPhoto.self, .PUT, api.objectURL(bucket: bucket, name: upload.name),
+            ObjectResource.self, .PUT, api.objectURL(bucket: bucket, name: upload.name),
             body: .stream(FileChunks(path: upload.photo.absolutePath), length: .known(upload.photo.size)),
             contentType: upload.photo.format.contentType)
         guard let digest = Digest(hex: stored.sha256) else { throw SpotError(.internal, "the server answered without a sha256") }
         return (digest, stored.photo?.location?.city)
-    }
-
-    struct DigestCheckRequest: Encodable {
-        let digests: [String]
-        let probe: String?
-    }
-
-    struct DigestCheckAnswer: Decodable {
-        struct Limits: Decodable {
-            let maxBytes: Int64
-            let maxObjectsPerSpot: Int?
-            let contentTypes: [String]?
-            let thumbnails: Bool
-        }
-        let present: [String: [String]]
-        let limits: Limits?
-    }
-
-    struct UploadedPhoto: Decodable {
-        struct Photo: Decodable {
-            struct Location: Decodable { let city: String? }
-            let location: Location?
-        }
-        let sha256: String
-        let photo: Photo?
     }
 }

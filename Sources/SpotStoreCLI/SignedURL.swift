@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SpotAPI
 
 extension SpotStoreCommand {
     /// `spotstore url BUCKET/PATH --expires 1h`.
@@ -23,7 +24,7 @@ extension SpotStoreCommand {
         func run() async throws {
             let (api, bucket, name) = try target.resolve()
             let seconds = Self.seconds(in: expires) ?? 3600
-            let signed = try await api.json(SignedURLAnswer.self, .GET, api.objectURL(bucket: bucket, name: name, query: "alt=signedUrl&expiresIn=\(seconds)"))
+            let signed = try await api.json(SignedURLResource.self, .GET, api.objectURL(bucket: bucket, name: name, query: "alt=signedUrl&expiresIn=\(seconds)"))
             print(signed.url)
         }
 
@@ -35,9 +36,4 @@ extension SpotStoreCommand {
             return Int(text)
         }
     }
-}
-
-/// The answer of `?alt=signedUrl`.
-struct SignedURLAnswer: Decodable {
-    let url: String
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SpotAPI
 
 extension SpotStoreCommand {
     /// `spotstore spots --city NAME` / `--near LAT,LON --radius KM`.
@@ -43,40 +44,23 @@ extension SpotStoreCommand {
                 let response = try await api.send(.GET, url)
                 let bytes = Data(buffer: try await response.body.collect(upTo: 64 << 20))
                 if json { print(String(decoding: bytes, as: UTF8.self)) }
-                let page = try JSONDecoder().decode(SpotPageSummary.self, from: bytes)
+                let page = try APIJSON.decoder().decode(SpotPageResource.self, from: bytes)
                 if !json {
-                    for spot in page.spots { print(spot.line) }
+                    for spot in page.spots { print(Self.line(spot)) }
                 }
                 pageToken = page.nextPageToken
             } while pageToken != nil
         }
-    }
-}
-
-/// The parts of a spot search page the CLI prints.
-struct SpotPageSummary: Decodable {
-    struct Spot: Decodable {
-        struct Location: Decodable {
-            let latitude: Double
-            let longitude: Double
-        }
-        let id: String
-        let bucket: String
-        let name: String?
-        let city: String?
-        let photoCount: Int
-        let location: Location?
-        let distanceKm: Double?
 
         /// `spots/eiffel  "Eiffel Tower"  Paris  48.85840,2.29450  4 photos  0.12 km`
-        var line: String {
-            var fields = ["\(bucket)/\(id)", name.map { "\"\($0)\"" } ?? "-", city ?? "-"]
-            fields.append(location.map { String(format: "%.5f,%.5f", $0.latitude, $0.longitude) } ?? "-")
-            fields.append("\(photoCount) photo\(photoCount == 1 ? "" : "s")")
-            if let distanceKm { fields.append(String(format: "%.2f km", distanceKm)) }
+        static func line(_ spot: SpotResource) -> String {
+            var fields = ["\(spot.bucket)/\(spot.id)", spot.name.map { "\"\($0)\"" } ?? "-", spot.city ?? "-"]
+            fields.append(spot.location.flatMap { location in
+                location.latitude.flatMap { latitude in location.longitude.map { String(format: "%.5f,%.5f", latitude, $0) } }
+            } ?? "-")
+            fields.append("\(spot.photoCount) photo\(spot.photoCount == 1 ? "" : "s")")
+            if let distanceKm = spot.distanceKm { fields.append(String(format: "%.2f km", distanceKm)) }
             return fields.joined(separator: "\t")
         }
     }
-    let spots: [Spot]
-    let nextPageToken: String?
 }

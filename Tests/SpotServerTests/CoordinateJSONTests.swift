@@ -1,4 +1,5 @@
 import Foundation
+import SpotAPI
 import SpotCore
 import Testing
 @testable import SpotServer

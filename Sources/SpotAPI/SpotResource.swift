@@ -2,35 +2,35 @@ import SpotCore
 
 /// A spot as the API shows it: name, location with its place, city, photo count and the
 /// photos' thumbnail URLs.
-struct SpotResource: Encodable {
-    struct Photo: Encodable {
-        let name: String
-        let url: String
-        let thumbnails: [String: String]?
+public struct SpotResource: Codable, Sendable {
+    public struct Photo: Codable, Sendable {
+        public let name: String
+        public let url: String
+        public let thumbnails: [String: String]?
     }
 
-    let id: String
-    let bucket: String
-    let owner: String
-    let name: String?
-    let description: String?
+    public let id: String
+    public let bucket: String
+    public let owner: String
+    public let name: String?
+    public let description: String?
     /// The effective city: the owner's override, else the geocoded one.
-    let city: String?
+    public let city: String?
     /// True when the owner set the city.
-    let cityOverridden: Bool
-    let location: ObjectResource.Location?
+    public let cityOverridden: Bool
+    public let location: ObjectResource.Location?
     /// True when the spot's photos are more than 1 km apart; `location` is the first photo's.
-    let scattered: Bool
-    let photoCount: Int
+    public let scattered: Bool
+    public let photoCount: Int
     /// The first photo's thumbnails, to show the spot with.
-    let thumbnails: [String: String]?
-    let photos: [Photo]
+    public let thumbnails: [String: String]?
+    public let photos: [Photo]
     /// For `near` searches: the distance from the query point.
-    let distanceKm: Double?
+    public let distanceKm: Double?
     /// True when the owner hid the exact position: others see the city only.
-    let locationHidden: Bool
+    public let locationHidden: Bool
 
-    init(_ spot: SpotDetails, baseURL: String) {
+    public init(_ spot: SpotDetails, baseURL: String) {
         id = spot.id
         bucket = spot.bucket
         owner = spot.owner
@@ -52,15 +52,20 @@ struct SpotResource: Encodable {
 }
 
 /// A page of spots: `{spots, nextPageToken}`.
-struct SpotPageResource: Encodable {
-    let spots: [SpotResource]
-    let nextPageToken: String?
+public struct SpotPageResource: Codable, Sendable {
+    public let spots: [SpotResource]
+    public let nextPageToken: String?
+
+    public init(spots: [SpotResource], nextPageToken: String?) {
+        self.spots = spots
+        self.nextPageToken = nextPageToken
+    }
 }
 
 /// The body of `PATCH /v0/b/{bucket}/spots/{spotId}`; absent fields stay, `""` clears.
-struct SpotChangesBody: Decodable {
-    let name: String?
-    let description: String?
-    let city: String?
-    let hideLocation: Bool?
+public struct SpotChangesBody: Codable, Sendable {
+    public let name: String?
+    public let description: String?
+    public let city: String?
+    public let hideLocation: Bool?
 }
