@@ -192,10 +192,46 @@ extension SpotEdit {
     }
 }
 
+/// The path of an object row; an invalid one is a corrupt catalog.
+package func storedPath(bucket: String, name: String) throws -> ObjectPath {
+    do {
+        return try ObjectPath(bucket: bucket, name: name)
+    } catch {
+        throw SpotError(.internal, "the catalog holds an invalid object path '\(bucket)/\(name)': \(error.message)")
+    }
+}
+
 /// The digest a row holds as hex; a malformed one is a corrupt catalog.
 package func storedDigest(_ hex: String) throws -> Digest {
     guard let digest = Digest(hex: hex) else {
         throw SpotError(.internal, "the catalog holds a malformed digest '\(hex)'")
     }
     return digest
+}
+
+extension CatalogIssue {
+    /// Objects in spot `id` of `bucket`, which has no spot row: its owner (who may add to it) is unknown.
+    package static func spotWithoutRow(bucket: String, id: String) -> CatalogIssue {
+        CatalogIssue(
+            problem: "spot \(bucket)/\(id) has objects but no spot row (its owner is unknown)",
+            remedy: "run `spotstore fsck --repair` to recreate it, owned by the owner of its oldest object",
+            repairable: true)
+    }
+
+    /// `spot` records a location that is not `derived`, the one its objects' photos give.
+    package static func staleLocation(of spot: SpotRecord, derived: SpotRecord) -> CatalogIssue {
+        let what = derived.location == nil ? "a location none of its objects' photos has" : "a location that is not its first geotagged photo's"
+        return CatalogIssue(
+            problem: "spot \(spot.bucket)/\(spot.id) records \(what) (derived state out of date)",
+            remedy: "run `spotstore fsck --repair` to derive it again from its objects",
+            repairable: true)
+    }
+
+    /// `count` download tokens of objects that are gone.
+    package static func orphanDownloadTokens(_ count: Int) -> CatalogIssue {
+        CatalogIssue(
+            problem: "\(count) download token\(count == 1 ? "" : "s") of objects that no longer exist",
+            remedy: "run `spotstore fsck --repair` to delete them",
+            repairable: true)
+    }
 }

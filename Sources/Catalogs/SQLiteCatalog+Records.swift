@@ -118,14 +118,8 @@ struct ObjectRecord: Codable, FetchableRecord, MutablePersistableRecord {
 
     /// The domain value, with the photo metadata and thumbnails of the row's digest.
     func storedObject(photo: PhotoMetadata?, thumbnails: [Thumbnail]) throws -> StoredObject {
-        let path: ObjectPath
-        do {
-            path = try ObjectPath(bucket: bucket, name: name)
-        } catch {
-            throw SpotError(.internal, "the catalog holds an invalid object path '\(bucket)/\(name)': \(error.message)")
-        }
-        return StoredObject(
-            path: path, digest: try storedDigest(digest), size: size, contentType: contentType, owner: owner,
+        StoredObject(
+            path: try storedPath(bucket: bucket, name: name), digest: try storedDigest(digest), size: size, contentType: contentType, owner: owner,
             createdAt: createdAt, updatedAt: updatedAt, photo: photo, thumbnails: thumbnails)
     }
 }

@@ -48,11 +48,6 @@ extension PostgresCatalog {
         return state == "40P01" || state == "40001"
     }
 
-    /// Whether `error` is a violation of a unique constraint (SQLSTATE 23505).
-    static func isUniqueViolation(_ error: any Error) -> Bool {
-        (unwrapped(error) as? PSQLError).flatMap(sqlState(of:)) == "23505"
-    }
-
     /// The SQLSTATE of a server error.
     private static func sqlState(of error: PSQLError) -> String? {
         error.serverInfo?[.sqlState]

@@ -41,10 +41,12 @@ extension PostgresCatalog {
         }
     }
 
+    /// Problems in the catalog's own references (see `Catalog.referenceIssues`), from one snapshot.
     public func referenceIssues() async throws -> [CatalogIssue] {
         try await read { connection in try await Self.issues(connection, logger: self.logger).map(\.issue) }
     }
 
+    /// Fixes the repairable reference issues in one transaction and returns how many were fixed.
     public func repairIssues() async throws -> Int {
         try await write { connection in
             var fixed = 0
@@ -56,6 +58,7 @@ extension PostgresCatalog {
         }
     }
 
+    /// Marks blob `digest` damaged with why; marking again replaces the reason.
     public func markDamaged(_ digest: Digest, reason: String) async throws {
         try await write { connection in
             _ = try await connection.query("""
@@ -65,10 +68,12 @@ extension PostgresCatalog {
         }
     }
 
+    /// Why blob `digest` is marked damaged, or `nil`.
     public func damage(of digest: Digest) async throws -> String? {
         try await query("SELECT reason FROM damaged_blobs WHERE digest = \(digest.hex)").first?.decode(String.self, at: 0)
     }
 
+    /// Removes the damage mark of `digest`; `false` when it had none.
     @discardableResult
     public func clearDamage(of digest: Digest) async throws -> Bool {
         try await write { connection in
@@ -77,6 +82,7 @@ extension PostgresCatalog {
         }
     }
 
+    /// Objects, logical and unique bytes, thumbnails, and per-bucket counts, from one snapshot.
     public func statistics() async throws -> CatalogStatistics {
         try await read { connection in
             let logger = self.logger
@@ -126,10 +132,7 @@ extension PostgresCatalog {
             ORDER BY o.bucket, o.spot_id
             """, logger: logger).collect() {
             let (bucket, id) = try row.decode((String, String).self)
-            issues.append((CatalogIssue(
-                problem: "spot \(bucket)/\(id) has objects but no spot row (its owner is unknown)",
-                remedy: "run `spotstore fsck --repair` to recreate it, owned by the owner of its oldest object",
-                repairable: true), { connection in
+            issues.append((.spotWithoutRow(bucket: bucket, id: id), { connection in
                     try await connection.query("""
                         INSERT INTO spots (bucket, id, owner, created_at)
                         SELECT bucket, spot_id, owner, created_at FROM objects WHERE bucket = \(bucket) AND spot_id = \(id)
@@ -145,21 +148,14 @@ extension PostgresCatalog {
             var derived = spot
             derived.setLocation(try await derivedLocation(of: key, connection, logger: logger))
             guard derived != spot else { continue }
-            let what = derived.location == nil ? "a location none of its objects' photos has" : "a location that is not its first geotagged photo's"
-            issues.append((CatalogIssue(
-                problem: "spot \(spot.bucket)/\(spot.id) records \(what) (derived state out of date)",
-                remedy: "run `spotstore fsck --repair` to derive it again from its objects",
-                repairable: true), { connection in try await refreshLocation(of: key, connection, logger: logger) }))
+            issues.append((.staleLocation(of: spot, derived: derived), { connection in try await refreshLocation(of: key, connection, logger: logger) }))
         }
         // Download tokens of no object (foreign keys normally prevent these).
         let orphanTokens = try await connection.query("""
             SELECT COUNT(*) FROM download_tokens WHERE object_id NOT IN (SELECT id FROM objects)
             """, logger: logger).collect().first?.decode(Int.self, at: 0) ?? 0
         if orphanTokens > 0 {
-            issues.append((CatalogIssue(
-                problem: "\(orphanTokens) download token\(orphanTokens == 1 ? "" : "s") of objects that no longer exist",
-                remedy: "run `spotstore fsck --repair` to delete them",
-                repairable: true), { connection in
+            issues.append((.orphanDownloadTokens(orphanTokens), { connection in
                     try await connection.query("DELETE FROM download_tokens WHERE object_id NOT IN (SELECT id FROM objects)", logger: logger)
                 }))
         }

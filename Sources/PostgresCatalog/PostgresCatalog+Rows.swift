@@ -31,14 +31,8 @@ extension PostgresCatalog {
     static func storedObject(_ row: PostgresRow) throws -> StoredObject {
         let (bucket, name, digest, size, contentType, owner, createdAt, updatedAt) =
             try row.decode((String, String, String, Int64, String, String, Date, Date).self)
-        let path: ObjectPath
-        do {
-            path = try ObjectPath(bucket: bucket, name: name)
-        } catch {
-            throw SpotError(.internal, "the catalog holds an invalid object path '\(bucket)/\(name)': \(error.message)")
-        }
         return StoredObject(
-            path: path, digest: try storedDigest(digest), size: size, contentType: contentType, owner: owner,
+            path: try storedPath(bucket: bucket, name: name), digest: try storedDigest(digest), size: size, contentType: contentType, owner: owner,
             createdAt: createdAt, updatedAt: updatedAt, photo: nil, thumbnails: [])
     }
 

@@ -32,6 +32,7 @@ public final class PostgresCatalog: Catalog {
     /// The pool's and the listener's run loops, cancelled by `close()`.
     private let running: Task<Void, Never>
 
+    /// The LISTEN/NOTIFY feed (`PostgresChangeFeed`): a stamp at most 1 s old, or none.
     public var changes: any CatalogChangeFeed { feed }
 
     private init(client: PostgresClient, url: PostgresURL, logger: Logger, connectionWait: Duration, feed: PostgresChangeFeed, running: Task<Void, Never>) {

@@ -45,6 +45,7 @@ enum PostgresTestServer {
     }
 
     /// Runs `body` on a connection of its own to `database`, by default the test server's own.
+    @discardableResult
     static func withAdminConnection<T>(database: String? = nil, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         var server = try PostgresURL(try requiredURL())
         if let database { server = server.with(database: database) }
