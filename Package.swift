@@ -30,6 +30,18 @@ let package = Package(
         ),
         .target(name: "Media", dependencies: ["SpotCore", "CImageSupport"]),
         .target(name: "BlobStores", dependencies: ["SpotCore"]),
+        .target(
+            name: "S3Blobs",
+            dependencies: [
+                "SpotCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
+            ]
+        ),
         .target(name: "CatalogPlanning", dependencies: ["SpotCore"]),
         .target(
             name: "Catalogs",
@@ -92,6 +104,16 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .target(name: "Conformance", dependencies: ["SpotCore", "SpotService"], path: "Tests/Conformance"),
         .testTarget(name: "BlobStoresTests", dependencies: ["BlobStores", "SpotService", "Conformance"]),
+        .testTarget(
+            name: "S3BlobsTests",
+            dependencies: [
+                "S3Blobs", "SpotCore", "SpotService", "Conformance",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            exclude: ["botocore_sign.py", "tcp_relay.py"]
+        ),
         .testTarget(
             name: "CatalogsTests",
             dependencies: [

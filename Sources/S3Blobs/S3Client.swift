@@ -1,0 +1,163 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import SpotCore
+
+/// One request to the bucket, before it is signed.
+struct S3Request: Sendable {
+    var method: HTTPMethod
+    /// The object's key; `nil` for the bucket itself.
+    var key: String?
+    var query: [(name: String, value: String)] = []
+    var headers: [(name: String, value: String)] = []
+    /// The body's SHA-256 in hex, sent as `x-amz-content-sha256`: the server refuses a body
+    /// that does not match it.
+    var payloadHash = emptyPayloadHash
+    /// Makes the body afresh for each try (a stream cannot be replayed); `nil` for none.
+    var body: @Sendable () -> HTTPClientRequest.Body? = { nil }
+    /// For a ranged GET: the bytes wanted from the object (`skip` matters only when a server
+    /// ignores the range and answers 200 with the whole object).
+    var window: (skip: Int, count: Int)?
+
+    static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+}
+
+/// An answer with its body read (bounded: see `S3Client.send`).
+struct S3Response: Sendable {
+    var status: HTTPResponseStatus
+    var headers: HTTPHeaders
+    var body: [UInt8]
+
+    /// The S3 error in the body, if it is one.
+    var error: S3ErrorBody? { S3ErrorBody(body) }
+}
+
+/// Signs and sends requests to one bucket over one `HTTPClient`, trying again with backoff
+/// as the `RetryPolicy` says, and turns final failures into one-line `SpotError`s.
+struct S3Client: Sendable {
+    let configuration: S3Configuration
+    let http: HTTPClient
+    let signer: AWSSignatureV4
+
+    init(configuration: S3Configuration) {
+        self.configuration = configuration
+        self.signer = AWSSignatureV4(credentials: configuration.credentials, region: configuration.region)
+        var settings = HTTPClient.Configuration()
+        settings.timeout = .init(connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.idleTimeout))
+        // Retries are ours, with backoff and a bound; a refused connection should count as one try.
+        settings.connectionPool.retryConnectionEstablishment = false
+        settings.redirectConfiguration = .disallow
+        self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+    }
+
+    /// Sends `request`, again after a backoff while the answer is a 5xx, `SlowDown` or
+    /// `RequestTimeout`, or the connection fails, up to the policy's attempts. The last
+    /// answer is returned whatever its status; when the last try got no answer at all this
+    /// throws `.unavailable`. Bodies are read up to 8 MiB, or the request's window.
+    func send(_ request: S3Request) async throws -> S3Response {
+        let policy = configuration.retry
+        var attempt = 1
+        while true {
+            do {
+                let response = try await sendOnce(request)
+                guard attempt < policy.attempts, Self.isTransient(response) else { return response }
+            } catch let error where error is SpotError || error is CancellationError {
+                throw error
+            } catch {
+                guard attempt < policy.attempts else {
+                    throw SpotError(.unavailable, "cannot reach the S3 endpoint \(configuration.endpoint.url) (\(Self.reason(error))) after \(attempt) attempts: is it running? check --s3-endpoint")
+                }
+            }
+            try await Task.sleep(for: policy.delay(after: attempt))
+            attempt += 1
+        }
+    }
+
+    /// Whether another try may get a better answer.
+    static func isTransient(_ response: S3Response) -> Bool {
+        response.status.code >= 500 || ["SlowDown", "RequestTimeout"].contains(response.error?.code)
+    }
+
+    private func sendOnce(_ request: S3Request) async throws -> S3Response {
+        let location = configuration.location
+        let path = "/\(location.bucket)" + (request.key.map { "/\($0)" } ?? "")
+        let headers = [("host", configuration.endpoint.authority), ("x-amz-content-sha256", request.payloadHash)] + request.headers
+        let query = AWSSignatureV4.canonicalQuery(request.query)
+        var http = HTTPClientRequest(url: configuration.endpoint.url + AWSSignatureV4.encodePath(path) + (query.isEmpty ? "" : "?\(query)"))
+        http.method = request.method
+        for (name, value) in signer.sign(method: request.method.rawValue, path: path, query: request.query, headers: headers, payloadHash: request.payloadHash, at: Date()) {
+            http.headers.add(name: name, value: value)
+        }
+        if let body = request.body() { http.body = body }
+        // The idle timeout bounds a stalled transfer; this only bounds a pathological trickle.
+        let response = try await self.http.execute(http, timeout: .hours(2))
+        let (skip, limit) = switch (response.status, request.window) {
+        case (.partialContent, let window?): (0, window.count)
+        case (.ok, let window?): (window.skip, window.count)
+        default: (0, 8 << 20)
+        }
+        var body: [UInt8] = []
+        var skipped = 0
+        for try await chunk in response.body {
+            var chunk = chunk
+            let dropped = min(skip - skipped, chunk.readableBytes)
+            chunk.moveReaderIndex(forwardBy: dropped)
+            skipped += dropped
+            body += chunk.readBytes(length: min(chunk.readableBytes, limit - body.count)) ?? []
+            guard request.window == nil else {
+                if body.count == limit { break }  // the rest is not wanted: leaving closes the connection
+                continue
+            }
+            guard chunk.readableBytes == 0 else {
+                throw SpotError(.internal, "the S3 endpoint \(configuration.endpoint.url) answered \(request.method) \(path) with more than \(limit) bytes")
+            }
+        }
+        return S3Response(status: response.status, headers: response.headers, body: body)
+    }
+
+    /// A short reason for a transport failure: "connection refused", "connect timed out", …
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? NIOConnectionError, let first = error.connectionErrors.first {
+            return reason(first.error)
+        }
+        if let error = error as? IOError {
+            return String(cString: strerror(error.errnoCode)).lowercased()
+        }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout: return "connect timed out"
+            case .readTimeout: return "no data within the idle timeout"
+            case .remoteConnectionClosed: return "the connection closed"
+            default: break
+            }
+        }
+        return "\(error)"
+    }
+
+    /// The one-line error for a final answer that is not the one wanted, `doing` saying what
+    /// was tried ("cannot store blob X"). Credentials, a missing bucket and an endpoint that
+    /// is not S3 get their own advice.
+    func failure(_ response: S3Response, _ doing: String) -> SpotError {
+        let endpoint = configuration.endpoint.url
+        let bucket = configuration.location.bucket
+        guard let error = response.error else {
+            return SpotError(.unavailable, "\(doing): \(endpoint) answered HTTP \(response.status.code) without an S3 error: is it an S3 server? check --s3-endpoint")
+        }
+        switch error.code {
+        case "InvalidAccessKeyId", "SignatureDoesNotMatch":
+            return SpotError(.internal, "\(doing): bad credentials (\(error.code)) for the S3 endpoint \(endpoint): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+        case "AccessDenied":
+            return SpotError(.internal, "\(doing): access denied to bucket \(bucket) at \(endpoint): give AWS_ACCESS_KEY_ID's user access to it, or check the key")
+        case "BadDigest", "XAmzContentSHA256Mismatch":
+            return SpotError(.internal, "\(doing): the object store refused the bytes: they do not have the SHA-256 sent with them (\(error.code))")
+        case "NoSuchBucket":
+            return SpotError(.internal, "\(doing): bucket \(bucket) does not exist at \(endpoint): create it first (e.g. aws s3 mb s3://\(bucket) --endpoint-url \(endpoint))")
+        default:
+            let kind: SpotError.Kind = Self.isTransient(response) ? .unavailable : .internal
+            let tries = Self.isTransient(response) ? " after \(configuration.retry.attempts) attempts" : ""
+            return SpotError(kind, "\(doing): the S3 endpoint \(endpoint) answered \(response.status.code) \(error.code)\(tries): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import S3Blobs
+import SpotCore
+import SpotService
+
+/// The real S3 server of the integration tests, as `bin/test-services start` describes it in
+/// `.build/test-services.env` (SPOTSTORE_TEST_S3_ENDPOINT, SPOTSTORE_TEST_S3_BUCKET and the
+/// AWS_* credentials), and small tools the tests share.
+enum TestServices {
+    static let environment = ProcessInfo.processInfo.environment
+
+    /// `SPOTSTORE_TEST_REQUIRE_SERVICES=1` (bin/test): tests that need a server or botocore
+    /// fail when it is missing instead of being skipped.
+    static let required = environment["SPOTSTORE_TEST_REQUIRE_SERVICES"] == "1"
+
+    /// Whether the tests against the real server run: when one is configured, and always
+    /// when services are required (they then fail saying what is missing).
+    static let s3Enabled = required || (environment["SPOTSTORE_TEST_S3_ENDPOINT"] != nil && environment["SPOTSTORE_TEST_S3_BUCKET"] != nil)
+
+    /// A configuration for a new prefix of the test bucket (so the store starts empty), with
+    /// quick retries.
+    static func s3Configuration(endpoint: String? = nil) throws -> S3Configuration {
+        guard let configured = environment["SPOTSTORE_TEST_S3_ENDPOINT"], let bucket = environment["SPOTSTORE_TEST_S3_BUCKET"] else {
+            throw SpotError(.internal, "no S3 server configured: run `bin/test-services start` and `. .build/test-services.env`")
+        }
+        var configuration = try S3Configuration(
+            blobs: "s3://\(bucket)/tests/\(UUID().uuidString)", endpoint: endpoint ?? configured, environment: environment)
+        configuration.retry = RetryPolicy(attempts: 3, firstDelay: .milliseconds(50), maxDelay: .milliseconds(200))
+        return configuration
+    }
+
+    /// Opens a store on a new prefix, hands it to `body`, then removes its blobs and shuts it down.
+    static func withS3Store<T>(
+        _ adjust: (inout S3Configuration) -> Void = { _ in }, _ body: (S3BlobStore, S3Configuration) async throws -> T
+    ) async throws -> T {
+        var configuration = try s3Configuration()
+        adjust(&configuration)
+        let store = try await S3BlobStore.open(configuration)
+        do {
+            let result = try await body(store, configuration)
+            try await empty(store)
+            try await store.shutdown()
+            return result
+        } catch {
+            try? await empty(store)
+            try? await store.shutdown()
+            throw error
+        }
+    }
+
+    /// Removes every blob of `store`.
+    static func empty(_ store: S3BlobStore) async throws {
+        for try await blob in store.allBlobs() { try await store.remove(blob.digest) }
+    }
+
+    /// A request signed like the store's, for what the port cannot do (plant a stray key, look
+    /// at an ETag, list multipart uploads): status, headers and body as text.
+    static func raw(
+        _ method: HTTPMethod, _ configuration: S3Configuration, key: String?, query: [(name: String, value: String)] = [], body: [UInt8] = []
+    ) async throws -> (status: UInt, headers: HTTPHeaders, body: String) {
+        let path = "/\(configuration.location.bucket)" + (key.map { "/\($0)" } ?? "")
+        let hash = BlobWriter.digest(of: body).hex
+        let signer = AWSSignatureV4(credentials: configuration.credentials, region: configuration.region)
+        let queryString = AWSSignatureV4.canonicalQuery(query)
+        var request = HTTPClientRequest(url: configuration.endpoint.url + AWSSignatureV4.encodePath(path) + (queryString.isEmpty ? "" : "?\(queryString)"))
+        request.method = method
+        let headers = [("host", configuration.endpoint.authority), ("x-amz-content-sha256", hash)]
+        for (name, value) in signer.sign(method: method.rawValue, path: path, query: query, headers: headers, payloadHash: hash, at: Date()) {
+            request.headers.add(name: name, value: value)
+        }
+        request.body = .bytes(body)
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return (response.status.code, response.headers, String(buffer: bytes))
+    }
+
+    /// Runs `command` (through env, so found on PATH) with `input` on stdin; its stdout. Fails
+    /// on a non-zero exit, with its stderr.
+    static func run(_ command: [String], input: Data) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(input)
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw SpotError(.internal, "\(command.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
+        }
+        return output
+    }
+}
+
+/// `tcp_relay.py`, started by a test and stopped by it: a port that relays to the S3 server
+/// (until stopped, when it refuses connections), one that accepts and never answers, a web
+/// server that is not an object store, or one that answers 503 SlowDown a few times first.
+final class TCPRelay {
+    let process: Process
+    let port: Int
+
+    /// `target` is `HOST:PORT`, "silent", "http" or "slowdown:N:HOST:PORT" (see tcp_relay.py).
+    init(to target: String) throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("tcp_relay.py").path
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, target]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardInput = Pipe()  // closed when this process ends, which ends the relay
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let more = stdout.fileHandleForReading.availableData
+            guard !more.isEmpty else { throw SpotError(.internal, "tcp_relay.py ended before saying its port") }
+            line += more
+        }
+        port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))!
+    }
+
+    /// Stops the relay: its port refuses connections from now on.
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
