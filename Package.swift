@@ -20,7 +20,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "SpotCore"),
@@ -47,14 +46,6 @@ let package = Package(
             name: "Catalogs",
             dependencies: [
                 "SpotCore", "CatalogPlanning", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]
-        ),
-        .target(
-            name: "PostgresCatalog",
-            dependencies: [
-                "SpotCore", "CatalogPlanning",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "Access", dependencies: ["SpotCore"]),
@@ -117,9 +108,8 @@ let package = Package(
         .testTarget(
             name: "CatalogsTests",
             dependencies: [
-                "Catalogs", "CatalogPlanning", "PostgresCatalog", "TestSupport", "Conformance",
+                "Catalogs", "CatalogPlanning", "TestSupport", "Conformance",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
