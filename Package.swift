@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "SpotStoreCLI",
             dependencies: [
-                "SpotServer", "SpotAPI", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "Catalogs", "Geocoder", "Ingest",
+                "SpotServer", "SpotAPI", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "S3Blobs", "Catalogs", "Geocoder", "Ingest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -122,7 +122,9 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder"],
+            dependencies: [
+                "SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder",
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport"]),

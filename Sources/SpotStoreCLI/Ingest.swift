@@ -36,6 +36,8 @@ extension SpotStoreCommand {
         @Option(help: ArgumentHelp("Import straight into this local store instead of a server (with --as).", valueName: "dir"))
         var store: String?
 
+        @OptionGroup var backendOptions: BackendOptions
+
         @Option(name: .customLong("as"), help: ArgumentHelp("With --store: the user the photos belong to.", valueName: "uid"))
         var uid: String?
 
@@ -75,6 +77,9 @@ extension SpotStoreCommand {
             guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency must be from 1 to 64") }
             if store != nil, uid == nil { throw ValidationError("--store needs --as UID: the user the photos belong to") }
             if store == nil, uid != nil || rules != nil { throw ValidationError("--as and --rules go with --store (a local store); against a server use --token") }
+            if store == nil, backendOptions.blobs != nil {
+                throw ValidationError("--blobs goes with --store (straight into a store); against a server use --server")
+            }
             try ObjectPath.validate(bucket: bucket)
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
@@ -83,10 +88,21 @@ extension SpotStoreCommand {
         }
 
         func run() async throws {
+            guard let store else { return try await ingest(into: RemoteDestination(api: try client.client(), bucket: bucket)) }
+            let layout = StoreLayout(root: store, backends: backendOptions.backends)
+            try await layout.withService(serving: true, policy: try layout.loadRules(from: rules)) { service in
+                guard let user = try await service.users().first(where: { $0.uid == uid }) else {
+                    throw SpotError(.notFound, "there is no user '\(uid ?? "")' in \(store) (create one with `spotstore users add`)")
+                }
+                try await ingest(into: ServiceDestination(service: service, user: user, bucket: bucket))
+            }
+        }
+
+        /// Scans the folder and uploads its photos to `destination`, showing progress; Ctrl-C stops it.
+        private func ingest(into destination: any IngestDestination) async throws {
             let options = IngestOptions(
                 root: directory, includeHidden: includeHidden, excludes: exclude,
                 grouping: groupBy == "location" ? .location(radiusMeters: radius) : .folder, split: split)
-            let destination = try await makeDestination()
             let progress = IngestProgress(mode: quiet ? .quiet : isatty(STDERR_FILENO) == 1 ? .bar : .lines)
             let geocoder = groupBy == "location" ? try OfflineGeocoder.bundled() : nil
             let runner = IngestRunner(destination: destination, options: options, concurrency: concurrency, geocoder: geocoder)
@@ -111,19 +127,6 @@ extension SpotStoreCommand {
             print(IngestSummary(records: records).table)
             if let json { try IngestSummary.write(records, to: json) }
             if records.contains(where: { $0.outcome == .failed }) { throw ExitCode(1) }
-        }
-
-        private func makeDestination() async throws -> any IngestDestination {
-            if let store {
-                let layout = StoreLayout(root: store)
-                let service = try await layout.openService(serving: true, policy: try layout.loadRules(from: rules))
-                guard let user = try await service.users().first(where: { $0.uid == uid }) else {
-                    throw SpotError(.notFound, "there is no user '\(uid ?? "")' in \(store) (create one with `spotstore users add`)")
-                }
-                return ServiceDestination(service: service, user: user, bucket: bucket)
-            }
-            let api = try client.client()
-            return RemoteDestination(api: api, bucket: bucket)
         }
     }
 }

@@ -25,7 +25,7 @@ extension SpotStoreCommand {
         var repair = false
 
         func run() async throws {
-            let report = try await storeOptions.openExisting().checkIntegrity(repair: repair)
+            let report = try await storeOptions.withExistingStore { try await $0.checkIntegrity(repair: repair) }
             for finding in report.findings { print(finding) }
             var summary = "\(report.blobsChecked) blob\(report.blobsChecked == 1 ? "" : "s") checked, \(describeBytes(report.bytesChecked)), \(report.objects) object\(report.objects == 1 ? "" : "s")"
             summary += "; \(report.unreferencedBlobs) unreferenced blob\(report.unreferencedBlobs == 1 ? "" : "s") (\(describeBytes(report.unreferencedBytes))) for `spotstore gc`"
@@ -69,7 +69,7 @@ extension SpotStoreCommand {
         func validate() throws { _ = try parseDuration(grace) }
 
         func run() async throws {
-            let report = try await storeOptions.openExisting().collectGarbage(grace: try parseDuration(grace), dryRun: dryRun)
+            let report = try await storeOptions.withExistingStore { try await $0.collectGarbage(grace: try parseDuration(grace), dryRun: dryRun) }
             for blob in report.collected {
                 print("\(dryRun ? "would remove" : "removed") \(blob.digest)\t\(blob.size) bytes")
             }
@@ -99,9 +99,10 @@ extension SpotStoreCommand {
         var files: [String]
 
         func run() async throws {
-            let service = try await storeOptions.openExisting()
-            for file in files {
-                print("restored blob \(try await service.restoreBlob(fromFileAt: file)) from \(file)")
+            try await storeOptions.withExistingStore { service in
+                for file in files {
+                    print("restored blob \(try await service.restoreBlob(fromFileAt: file)) from \(file)")
+                }
             }
         }
     }
@@ -118,7 +119,7 @@ extension SpotStoreCommand {
         var json = false
 
         func run() async throws {
-            let stats = try await storeOptions.openExisting().statistics()
+            let stats = try await storeOptions.withExistingStore { try await $0.statistics() }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -150,13 +151,14 @@ extension SpotStoreCommand {
 }
 
 extension StoreOptions {
-    /// The service of an existing store (admin commands that only inspect it never create one).
+    /// Runs `body` with the service of an existing store (admin commands that only inspect
+    /// it never create one).
     /// - Throws: `SpotError(.notFound)` when `--store` holds no catalog.
-    func openExisting() async throws -> StorageService {
+    func withExistingStore<Result>(_ body: (StorageService) async throws -> Result) async throws -> Result {
         guard FileManager.default.fileExists(atPath: layout.catalogPath) else {
             throw SpotError(.notFound, "there is no store at \(store) (no catalog.sqlite); give its directory with --store DIR")
         }
-        return try await layout.openService()
+        return try await layout.withService(body)
     }
 }
 

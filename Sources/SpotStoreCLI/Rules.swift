@@ -124,13 +124,16 @@ extension SpotStoreCommand.Rules {
 
         /// What the store knows about the request, when it exists: claims, spot, object.
         private func storedFacts(bucket: String, name: String) async throws -> (claims: [String: String], spot: SpotState?, resource: StoredObject?) {
-            guard FileManager.default.fileExists(atPath: storeOptions.layout.catalogPath) else { return ([:], nil, nil) }
-            let catalog = try await storeOptions.layout.openService().catalog
-            let claims = try await catalog.users().first { $0.uid == uid }?.claims ?? [:]
-            guard let path = try? ObjectPath(bucket: bucket, name: name) else { return (claims, nil, nil) }
-            var spot: SpotState?
-            if let spotID = path.topFolder { spot = try await catalog.spot(bucket: bucket, id: spotID) }
-            return (claims, spot, try await catalog.object(at: path))
+            let layout = storeOptions.layout
+            guard FileManager.default.fileExists(atPath: layout.catalogPath) else { return ([:], nil, nil) }
+            return try await layout.withService { service in
+                let catalog = service.catalog
+                let claims = try await catalog.users().first { $0.uid == uid }?.claims ?? [:]
+                guard let path = try? ObjectPath(bucket: bucket, name: name) else { return (claims, nil, nil) }
+                var spot: SpotState?
+                if let spotID = path.topFolder { spot = try await catalog.spot(bucket: bucket, id: spotID) }
+                return (claims, spot, try await catalog.object(at: path))
+            }
         }
 
         static func operation(_ op: String, exists: Bool) -> Access.Operation {

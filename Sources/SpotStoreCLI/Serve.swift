@@ -83,15 +83,14 @@ extension SpotStoreCommand {
             logger.notice("rules loaded", metadata: ["file": "\(rulesFile)"])
             let reloader = Self.reloadOnHangup(policy, file: rulesFile, logger: logger)
             defer { reloader.cancel() }
-            let service = try await layout.openService(serving: true, policy: policy, signingKeyFile: signingKey)
-            logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])
-            try await SpotServer.serve(
-                service: service,
-                configuration: .init(
-                    host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
-                    uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout),
-                    addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies))),
-                rules: policy, logger: logger)
+            let configuration = ServerConfiguration(
+                host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
+                uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout),
+                addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)))
+            try await layout.withService(serving: true, policy: policy, signingKeyFile: signingKey) { service in
+                logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])
+                try await SpotServer.serve(service: service, configuration: configuration, rules: policy, logger: logger)
+            }
         }
 
         /// A duration option (`30s`, `2m`) as a `Duration`.

@@ -28,5 +28,7 @@ struct StoreOptions: ParsableArguments {
         valueName: "dir"))
     var temporaryDirectory: String?
 
-    var layout: StoreLayout { StoreLayout(root: store, temporaryDirectory: temporaryDirectory) }
+    @OptionGroup var backendOptions: BackendOptions
+
+    var layout: StoreLayout { StoreLayout(root: store, temporaryDirectory: temporaryDirectory, backends: backendOptions.backends) }
 }

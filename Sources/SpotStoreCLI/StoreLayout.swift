@@ -6,16 +6,20 @@ import Foundation
 import Glibc
 #endif
 import Geocoder
+import S3Blobs
 import SpotCore
 import SpotService
 import Synchronization
 
-/// The embedded default store on disk: `catalog.sqlite`, `blobs/`, `tmp/`, `quarantine/`
-/// under one root. This is the one place that picks concrete backends.
+/// A store: the embedded default on disk (`catalog.sqlite`, `blobs/`, `tmp/`, `quarantine/`
+/// under one root), or with its blobs in an S3 bucket (`backends`).
+/// This is the one place that picks concrete backends.
 struct StoreLayout {
     let root: String
     /// `--tmp`: this process's own temp directory; `nil` takes a new one under `tmp/`.
     var temporaryDirectory: String?
+    /// `--catalog`, `--blobs`, `--s3-endpoint`.
+    var backends = Backends.embedded
 
     var catalogPath: String { "\(root)/catalog.sqlite" }
     var blobsPath: String { "\(root)/blobs" }
@@ -26,25 +30,44 @@ struct StoreLayout {
     /// The default rules file, written with `RulesPolicy.defaultText` on first start.
     var rulesPath: String { "\(root)/rules" }
 
-    /// Opens (creating when new) the catalog, blob store and service on this layout, with
-    /// this process's own temp directory (emptied); `serving` adds what only the server
-    /// needs: the bundled geocoder and the URL-signing key every instance shares.
-    /// Admin commands never consult `policy`; it defaults to the default rules.
-    /// `signingKeyFile` replaces the catalog's key (give every instance the same file).
-    func openService(serving: Bool = false, policy: (any AccessPolicy)? = nil, signingKeyFile: String? = nil) async throws -> StorageService {
+    /// Runs `body` with the service on this store, opened (created when new) with this
+    /// process's own temp directory (emptied), and closes the backends' connections after.
+    /// `serving` adds what only the server needs: the bundled geocoder and the URL-signing
+    /// key every instance shares. Admin commands never consult `policy`; it defaults to the
+    /// default rules. `signingKeyFile` replaces the catalog's key (give every instance the same file).
+    func withService<Result>(
+        serving: Bool = false, policy: (any AccessPolicy)? = nil, signingKeyFile: String? = nil,
+        _ body: (StorageService) async throws -> Result
+    ) async throws -> Result {
         try prepareRoot()
-        let catalog = try SQLiteCatalog(path: catalogPath)
         let temporary = try temporaryDirectory ?? Self.processTemporaryDirectory(under: temporaryPath)
-        let service = try StorageService(
-            catalog: catalog,
-            blobs: try FileSystemBlobStore(root: blobsPath, temporaryDirectory: temporary),
-            policy: try policy ?? RulesPolicy(text: RulesPolicy.defaultText, fileName: "default rules"),
-            geocoder: serving ? try OfflineGeocoder.bundled() : nil,
-            configuration: ServiceConfiguration(
-                temporaryDirectory: temporary, signingKey: serving ? try await signingKey(in: catalog, file: signingKeyFile) : nil,
-                quarantineDirectory: quarantinePath))
-        try service.sweepTemporaryFiles()
-        return service
+        let catalog = try SQLiteCatalog(path: catalogPath)
+        let (blobs, closeBlobs) = try await openBlobs(temporaryDirectory: temporary)
+        do {
+            let service = try StorageService(
+                catalog: catalog, blobs: blobs,
+                policy: try policy ?? RulesPolicy(text: RulesPolicy.defaultText, fileName: "default rules"),
+                geocoder: serving ? try OfflineGeocoder.bundled() : nil,
+                configuration: ServiceConfiguration(
+                    temporaryDirectory: temporary, signingKey: serving ? try await signingKey(in: catalog, file: signingKeyFile) : nil,
+                    quarantineDirectory: quarantinePath))
+            try service.sweepTemporaryFiles()
+            let result = try await body(service)
+            await closeBlobs()
+            return result
+        } catch {
+            await closeBlobs()
+            throw error
+        }
+    }
+
+    /// The blob store `backends` name, and how to close it.
+    private func openBlobs(temporaryDirectory: String) async throws -> (any BlobStore, @Sendable () async -> Void) {
+        guard let url = backends.blobsURL else {
+            return (try FileSystemBlobStore(root: blobsPath, temporaryDirectory: temporaryDirectory), {})
+        }
+        let store = try await S3BlobStore.open(S3Configuration(blobs: url, endpoint: backends.s3Endpoint, environment: backends.environment))
+        return (store, { try? await store.shutdown() })
     }
 
     /// The temp directory of this process, taken once (see `ProcessTemporaryDirectory`).

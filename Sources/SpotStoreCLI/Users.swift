@@ -27,7 +27,7 @@ extension SpotStoreCommand.Users {
         func validate() throws { _ = try parseClaims(claim) }
 
         func run() async throws {
-            let (user, token) = try await storeOptions.layout.openService().addUser(uid, claims: try parseClaims(claim))
+            let (user, token) = try await storeOptions.layout.withService { try await $0.addUser(uid, claims: try parseClaims(claim)) }
             print("created user \(user.uid); its token (shown once):")
             print(token)
         }
@@ -39,7 +39,7 @@ extension SpotStoreCommand.Users {
         @OptionGroup var storeOptions: StoreOptions
 
         func run() async throws {
-            for user in try await storeOptions.layout.openService().users() {
+            for user in try await storeOptions.layout.withService({ try await $0.users() }) {
                 let claims = user.claims.isEmpty ? "" : "\t" + Claims.describe(user.claims)
                 print("\(user.uid)\t\(user.tokenCount) token\(user.tokenCount == 1 ? "" : "s")\tcreated \(user.createdAt.formatted(.iso8601))\(claims)")
             }
@@ -67,7 +67,7 @@ extension SpotStoreCommand.Users {
         func run() async throws {
             var changes: [String: String?] = try parseClaims(claims).mapValues { $0 }
             for key in remove { changes[key] = .some(nil) }
-            let user = try await storeOptions.layout.openService().updateClaims(of: uid, changes)
+            let user = try await storeOptions.layout.withService { try await $0.updateClaims(of: uid, changes) }
             print(user.claims.isEmpty ? "\(uid) has no claims" : "\(uid): " + Self.describe(user.claims))
         }
 
@@ -86,7 +86,7 @@ extension SpotStoreCommand.Users {
         var uid: String
 
         func run() async throws {
-            let token = try await storeOptions.layout.openService().issueToken(for: uid)
+            let token = try await storeOptions.layout.withService { try await $0.issueToken(for: uid) }
             print("new token for \(uid) (shown once):")
             print(token)
         }
@@ -102,7 +102,7 @@ extension SpotStoreCommand.Users {
         var uid: String
 
         func run() async throws {
-            try await storeOptions.layout.openService().revokeTokens(of: uid)
+            try await storeOptions.layout.withService { try await $0.revokeTokens(of: uid) }
             print("revoked every token of \(uid)")
         }
     }

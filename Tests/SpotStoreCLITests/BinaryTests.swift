@@ -51,13 +51,17 @@ import TestSupport
     }
 
     /// Starts `spotstore serve` on a free port and waits until /healthz answers; `arguments`
-    /// are added to the command line, and its output goes to `log` (default: discarded).
-    static func startServer(store: String, arguments: [String] = [], log: FileHandle = .nullDevice) async throws -> (Process, String) {
+    /// are added to the command line, `environment` to its environment, and its output goes
+    /// to `log` (default: discarded).
+    static func startServer(
+        store: String, arguments: [String] = [], environment: [String: String] = [:], log: FileHandle = .nullDevice
+    ) async throws -> (Process, String) {
         for _ in 0..<5 {
             let port = Int.random(in: 20000...60000)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = ["serve", "--store", store, "--port", String(port), "--log-level", "warning"] + arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = log
             process.standardError = log
             try process.run()

@@ -55,8 +55,8 @@ extension BinaryTests {
         }
 
         /// The last line of `users add` (the token).
-        static func addUser(_ uid: String, store: String, claims: [String] = []) throws -> String {
-            let added = try BinaryTests.run(["users", "add", uid, "--store", store] + claims.flatMap { ["--claim", $0] })
+        static func addUser(_ uid: String, store: String, claims: [String] = [], environment: [String: String] = [:]) throws -> String {
+            let added = try BinaryTests.run(["users", "add", uid, "--store", store] + claims.flatMap { ["--claim", $0] }, environment: environment)
             #expect(added.status == 0, "\(added.stderr)")
             return try #require(added.stdout.split(separator: "\n").last.map(String.init))
         }

@@ -9,14 +9,19 @@ extension BinaryTests {
     /// Two `spotstore serve` processes on one store, with the CLI beside them: every rule
     /// and limit holds across processes, a revoke and a signed URL reach both servers.
     @Suite struct TwoServerTests {
-        @Test func twoServersOnOneStoreShareOwnershipLimitsRevocationAndSignedURLs() async throws {
+        @Test(arguments: StoreBackend.all)
+        func twoServersOnOneStoreShareOwnershipLimitsRevocationAndSignedURLs(_ backend: StoreBackend) async throws {
+            try await twoServers(environment: try backend.environment())
+        }
+
+        func twoServers(environment: [String: String]) async throws {
             let root = try RulesCommandTests.temporaryDirectory()
             let store = root + "/storage"
-            let alice = try RulesCommandTests.addUser("alice", store: store)
-            let bob = try RulesCommandTests.addUser("bob", store: store)
-            let (first, firstURL) = try await BinaryTests.startServer(store: store)
+            let alice = try RulesCommandTests.addUser("alice", store: store, environment: environment)
+            let bob = try RulesCommandTests.addUser("bob", store: store, environment: environment)
+            let (first, firstURL) = try await BinaryTests.startServer(store: store, environment: environment)
             defer { first.terminate() }
-            let (second, secondURL) = try await BinaryTests.startServer(store: store)
+            let (second, secondURL) = try await BinaryTests.startServer(store: store, environment: environment)
             defer { second.terminate() }
             let photo = try fixture("photos/coffee.jpg")
             let put = DiskFullTests.request
@@ -55,17 +60,17 @@ extension BinaryTests {
             // A revoke through the CLI is refused by both servers at once.
             #expect(try await put("GET", "\(firstURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 200)
             #expect(try await put("GET", "\(secondURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 200)
-            #expect(try BinaryTests.run(["users", "revoke", "bob", "--store", store]).status == 0)
+            #expect(try BinaryTests.run(["users", "revoke", "bob", "--store", store], environment: environment).status == 0)
             #expect(try await put("GET", "\(firstURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 401)
             #expect(try await put("GET", "\(secondURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 401)
 
             // Restarting one server leaves the other's temp directory alone; fsck is clean.
             first.terminate()
             first.waitUntilExit()
-            let (again, againURL) = try await BinaryTests.startServer(store: store)
+            let (again, againURL) = try await BinaryTests.startServer(store: store, environment: environment)
             defer { again.terminate() }
             #expect(try await put("GET", "\(againURL)/v0/b/spots/o?prefix=full%2F", alice, nil).0 == 200)
-            let fsck = try BinaryTests.run(["fsck", "--store", store])
+            let fsck = try BinaryTests.run(["fsck", "--store", store], environment: environment)
             #expect(fsck.status == 0, "\(fsck.stdout)")
         }
     }

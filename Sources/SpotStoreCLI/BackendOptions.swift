@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+
+/// Where the blobs live when not in the embedded default under `--store`: an
+/// S3-compatible object store.
+struct BackendOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The blobs in an S3-compatible bucket: s3://BUCKET[/PREFIX] (env SPOTSTORE_BLOBS; default STORE/blobs). Credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, region from AWS_REGION (us-east-1).",
+        valueName: "url"))
+    var blobs: String?
+
+    @Option(name: .customLong("s3-endpoint"), help: ArgumentHelp(
+        "The S3 server, path-style addressing: http(s)://HOST[:PORT] (env SPOTSTORE_S3_ENDPOINT; default AWS itself).",
+        valueName: "url"))
+    var s3Endpoint: String?
+
+    /// These choices, each taken from the environment when not given.
+    var backends: Backends {
+        let environment = ProcessInfo.processInfo.environment
+        func chosen(_ option: String?, _ variable: String) -> String? {
+            (option ?? environment[variable]).flatMap { $0.isEmpty ? nil : $0 }
+        }
+        return Backends(
+            blobsURL: chosen(blobs, "SPOTSTORE_BLOBS"), s3Endpoint: chosen(s3Endpoint, "SPOTSTORE_S3_ENDPOINT"), environment: environment)
+    }
+}
+
+/// The backends a store uses: a `nil` URL is the embedded default under the store's directory.
+struct Backends: Sendable {
+    var blobsURL: String?
+    var s3Endpoint: String?
+    /// Where the S3 credentials and region come from.
+    var environment: [String: String]
+
+    /// SQLite and files under the store's directory, as without options.
+    static let embedded = Backends(environment: [:])
+}
