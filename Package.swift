@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(
             name: "S3BlobsTests",
             dependencies: [
-                "S3Blobs", "SpotCore", "SpotService", "Conformance",
+                "S3Blobs", "SpotCore", "SpotService", "Conformance", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -18,7 +18,7 @@ struct StoreLayout {
     let root: String
     /// `--tmp`: this process's own temp directory; `nil` takes a new one under `tmp/`.
     var temporaryDirectory: String?
-    /// `--catalog`, `--blobs`, `--s3-endpoint`.
+    /// `--blobs`, `--s3-endpoint`.
     var backends = Backends.embedded
 
     var catalogPath: String { "\(root)/catalog.sqlite" }

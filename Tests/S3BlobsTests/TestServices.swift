@@ -5,27 +5,20 @@ import NIOHTTP1
 import S3Blobs
 import SpotCore
 import SpotService
+import TestSupport
 
-/// The real S3 server of the integration tests, as `bin/test-services start` describes it in
-/// `.build/test-services.env` (SPOTSTORE_TEST_S3_ENDPOINT, SPOTSTORE_TEST_S3_BUCKET and the
-/// AWS_* credentials), and small tools the tests share.
+/// The real S3 server of the integration tests (`TestServers`, with the AWS_* credentials of
+/// its environment), and small tools the tests share.
 enum TestServices {
-    static let environment = ProcessInfo.processInfo.environment
-
-    /// `SPOTSTORE_TEST_REQUIRE_SERVICES=1` (bin/test): tests that need a server or botocore
-    /// fail when it is missing instead of being skipped.
-    static let required = environment["SPOTSTORE_TEST_REQUIRE_SERVICES"] == "1"
-
-    /// Whether the tests against the real server run: when one is configured, and always
-    /// when services are required (they then fail saying what is missing).
-    static let s3Enabled = required || (environment["SPOTSTORE_TEST_S3_ENDPOINT"] != nil && environment["SPOTSTORE_TEST_S3_BUCKET"] != nil)
+    static let environment = TestServers.environment
+    /// Tests that need a server or botocore fail when it is missing instead of being skipped.
+    static let required = TestServers.required
+    static let s3Enabled = TestServers.s3Enabled
 
     /// A configuration for a new prefix of the test bucket (so the store starts empty), with
     /// quick retries.
     static func s3Configuration(endpoint: String? = nil) throws -> S3Configuration {
-        guard let configured = environment["SPOTSTORE_TEST_S3_ENDPOINT"], let bucket = environment["SPOTSTORE_TEST_S3_BUCKET"] else {
-            throw SpotError(.internal, "no S3 server configured: run `bin/test-services start` and `. .build/test-services.env`")
-        }
+        let (configured, bucket) = try TestServers.s3()
         var configuration = try S3Configuration(
             blobs: "s3://\(bucket)/tests/\(UUID().uuidString)", endpoint: endpoint ?? configured, environment: environment)
         configuration.retry = RetryPolicy(attempts: 3, firstDelay: .milliseconds(50), maxDelay: .milliseconds(200))

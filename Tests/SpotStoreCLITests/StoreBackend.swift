@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 extension BinaryTests {
     /// The backends a test of several processes runs on: the embedded default, and blobs in
@@ -9,11 +10,7 @@ extension BinaryTests {
         case embedded = "SQLite and files"
         case s3 = "SQLite and S3"
 
-        static var all: [StoreBackend] {
-            let environment = ProcessInfo.processInfo.environment
-            let s3 = environment["SPOTSTORE_TEST_S3_ENDPOINT"] != nil || environment["SPOTSTORE_TEST_REQUIRE_SERVICES"] == "1"
-            return [.embedded] + (s3 ? [.s3] : [])
-        }
+        static var all: [StoreBackend] { [.embedded] + (TestServers.s3Enabled ? [.s3] : []) }
 
         var testDescription: String { rawValue }
 
@@ -24,9 +21,7 @@ extension BinaryTests {
             case .embedded:
                 return [:]
             case .s3:
-                let environment = ProcessInfo.processInfo.environment
-                let endpoint = try #require(environment["SPOTSTORE_TEST_S3_ENDPOINT"], "run bin/test-services start, then . .build/test-services.env")
-                let bucket = try #require(environment["SPOTSTORE_TEST_S3_BUCKET"])
+                let (endpoint, bucket) = try TestServers.s3()
                 return ["SPOTSTORE_BLOBS": "s3://\(bucket)/cli-tests/\(UUID().uuidString)", "SPOTSTORE_S3_ENDPOINT": endpoint]
             }
         }
