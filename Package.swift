@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "SpotCore"),
@@ -46,6 +47,14 @@ let package = Package(
             name: "Catalogs",
             dependencies: [
                 "SpotCore", "CatalogPlanning", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "PostgresCatalog",
+            dependencies: [
+                "SpotCore", "CatalogPlanning",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "Access", dependencies: ["SpotCore"]),
@@ -79,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "SpotStoreCLI",
             dependencies: [
-                "SpotServer", "SpotAPI", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "S3Blobs", "Catalogs", "Geocoder", "Ingest",
+                "SpotServer", "SpotAPI", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "S3Blobs", "Catalogs", "PostgresCatalog", "Geocoder", "Ingest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -108,8 +117,9 @@ let package = Package(
         .testTarget(
             name: "CatalogsTests",
             dependencies: [
-                "Catalogs", "CatalogPlanning", "TestSupport", "Conformance",
+                "Catalogs", "CatalogPlanning", "PostgresCatalog", "TestSupport", "Conformance",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -123,7 +133,9 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder",
+                "SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder", "PostgresCatalog",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"
         ),

@@ -28,19 +28,19 @@ package final class CatalogReadMemo: Sendable {
     }
 
     /// The user of the token with digest `digest`, as `read` finds it.
-    package func user(tokenDigest digest: Digest, read: () throws -> User?) throws -> User? {
-        try answer(digest, in: \.users, read: read)
+    package func user(tokenDigest digest: Digest, read: () async throws -> User?) async throws -> User? {
+        try await answer(digest, in: \.users, read: read)
     }
 
     /// The object at `path` with its spot and damage marks, as `read` finds it.
-    package func objectForReading(at path: ObjectPath, read: () throws -> ObjectReading) throws -> ObjectReading {
-        try answer(path, in: \.objects, read: read)
+    package func objectForReading(at path: ObjectPath, read: () async throws -> ObjectReading) async throws -> ObjectReading {
+        try await answer(path, in: \.objects, read: read)
     }
 
     private func answer<Key: Hashable & Sendable, Value: Sendable>(
-        _ key: Key, in table: WritableKeyPath<Answers, [Key: Value]>, read: () throws -> Value
-    ) throws -> Value {
-        guard let version = try feed.stamp() else { return try read() }
+        _ key: Key, in table: WritableKeyPath<Answers, [Key: Value]>, read: () async throws -> Value
+    ) async throws -> Value {
+        guard let version = try feed.stamp() else { return try await read() }
         let kept = answers.withLock { answers in
             if answers.version != version { answers = Answers(version: version) }
             return answers[keyPath: table][key]
@@ -48,7 +48,7 @@ package final class CatalogReadMemo: Sendable {
         if let kept { return kept }
         // Read after the probe, so the answer is at least as new as `version`; it is kept
         // only while no commit has been seen since.
-        let value = try read()
+        let value = try await read()
         answers.withLock { answers in
             guard answers.version == version else { return }
             if answers.users.count + answers.objects.count >= Self.capacity { answers = Answers(version: version) }

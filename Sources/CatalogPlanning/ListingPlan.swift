@@ -65,32 +65,9 @@ package struct ListingPlan: Sendable {
     package func page(
         fetch: (_ from: Start, _ limit: Int) throws -> [String]
     ) rethrows -> (prefixes: [String], itemNames: [String], nextPageToken: String?) {
-        var prefixes: [String] = []
-        var itemNames: [String] = []
-        var cursor = start
-        var lastKey: String?
-        var batchSize = Self.firstBatchSize
-        walk: while prefixes.count + itemNames.count < pageSize {
-            let wanted = min(batchSize, pageSize - prefixes.count - itemNames.count)
-            let names = try fetch(cursor, wanted)
-            for name in names {
-                if let folder = folder(of: name) {
-                    prefixes.append(folder)
-                    lastKey = folder
-                    cursor = .atOrAfter(Self.pastFolder(folder))
-                    batchSize = Self.firstBatchSize
-                    continue walk
-                }
-                itemNames.append(name)
-                lastKey = name
-                cursor = .after(name)
-            }
-            if names.count < wanted { return (prefixes, itemNames, nil) }
-            batchSize *= 2
-        }
-        // The page is full; it is the last one when nothing follows.
-        let hasMore = try !fetch(cursor, 1).isEmpty
-        return (prefixes, itemNames, hasMore ? lastKey.map(Self.token(forKey:)) : nil)
+        var walk = ListingWalk(self)
+        while let next = walk.nextFetch { walk.receive(try fetch(next.from, next.limit)) }
+        return walk.page
     }
 
     /// The folder prefix `name` folds into, or `nil` when it is listed as an item.
@@ -157,5 +134,83 @@ package struct ListingPlan: Sendable {
         // An item: names never end in '/', and a folded listing emits no name below a folder.
         guard key.utf8.last != slash, !foldsFolders || slashes == 0 else { throw foreign }
         return .after(key)
+    }
+}
+
+/// The walk through the names that collects one page of a `ListingPlan`, one batch of
+/// names at a time, for a backend whose reads are `async` (`ListingPlan.page(fetch:)` is
+/// this walk with a synchronous fetch):
+///
+///     var walk = ListingWalk(plan)
+///     while let next = walk.nextFetch { walk.receive(try await names(next.from, next.limit)) }
+///     return walk.page
+///
+/// A folder ends a batch, so batches start small and double; once the page is full, one
+/// more name tells whether a next page exists.
+package struct ListingWalk {
+    private enum State {
+        case walking
+        /// The page is full; whether anything follows is asked.
+        case checkingForMore
+        case done(hasMore: Bool)
+    }
+
+    private let plan: ListingPlan
+    private var prefixes: [String] = []
+    private var itemNames: [String] = []
+    private var cursor: ListingPlan.Start
+    private var lastKey: String?
+    private var batchSize = ListingPlan.firstBatchSize
+    private var state = State.walking
+
+    package init(_ plan: ListingPlan) {
+        self.plan = plan
+        cursor = plan.start
+    }
+
+    private var entryCount: Int { prefixes.count + itemNames.count }
+
+    /// The names to fetch next (up to `limit` names of `plan.bucket` from `from` and
+    /// below `plan.end`, in byte order), or `nil` when the page is complete.
+    package var nextFetch: (from: ListingPlan.Start, limit: Int)? {
+        switch state {
+        case .walking: (cursor, min(batchSize, plan.pageSize - entryCount))
+        case .checkingForMore: (cursor, 1)
+        case .done: nil
+        }
+    }
+
+    /// Takes the names `nextFetch` asked for.
+    package mutating func receive(_ names: [String]) {
+        guard let wanted = nextFetch?.limit else { return }
+        if case .checkingForMore = state {
+            state = .done(hasMore: !names.isEmpty)
+            return
+        }
+        defer { if case .walking = state, entryCount >= plan.pageSize { state = .checkingForMore } }
+        for name in names {
+            if let folder = plan.folder(of: name) {
+                prefixes.append(folder)
+                lastKey = folder
+                cursor = .atOrAfter(ListingPlan.pastFolder(folder))
+                batchSize = ListingPlan.firstBatchSize
+                return
+            }
+            itemNames.append(name)
+            lastKey = name
+            cursor = .after(name)
+        }
+        if names.count < wanted {
+            state = .done(hasMore: false)
+            return
+        }
+        batchSize *= 2
+    }
+
+    /// The page's folder prefixes and item names, each in byte order, and the token of the
+    /// next page (`nil` when nothing follows); complete once `nextFetch` is `nil`.
+    package var page: (prefixes: [String], itemNames: [String], nextPageToken: String?) {
+        guard case .done(hasMore: true) = state else { return (prefixes, itemNames, nil) }
+        return (prefixes, itemNames, lastKey.map(ListingPlan.token(forKey:)))
     }
 }

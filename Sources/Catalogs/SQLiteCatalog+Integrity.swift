@@ -124,10 +124,7 @@ extension SQLiteCatalog {
             ORDER BY o.bucket, o.spotId
             """) {
             let (bucket, id): (String, String) = (row["bucket"], row["spotId"])
-            issues.append((CatalogIssue(
-                problem: "spot \(bucket)/\(id) has objects but no spot row (its owner is unknown)",
-                remedy: "run `spotstore fsck --repair` to recreate it, owned by the owner of its oldest object",
-                repairable: true), { db in
+            issues.append((.spotWithoutRow(bucket: bucket, id: id), { db in
                     try db.execute(sql: """
                         INSERT INTO spots (bucket, id, owner, createdAt)
                         SELECT bucket, spotId, owner, createdAt FROM objects WHERE bucket = ? AND spotId = ?
@@ -142,21 +139,14 @@ extension SQLiteCatalog {
             var derived = spot
             derived.setLocation(try Self.derivedLocation(of: key, db))
             guard derived != spot else { continue }
-            let what = derived.location == nil ? "a location none of its objects' photos has" : "a location that is not its first geotagged photo's"
-            issues.append((CatalogIssue(
-                problem: "spot \(spot.bucket)/\(spot.id) records \(what) (derived state out of date)",
-                remedy: "run `spotstore fsck --repair` to derive it again from its objects",
-                repairable: true), { db in try refreshLocation(of: key, db) }))
+            issues.append((.staleLocation(of: spot, derived: derived), { db in try refreshLocation(of: key, db) }))
         }
         // Download tokens of no object (foreign keys normally prevent these).
         let orphanTokens = try Int.fetchOne(db, sql: """
             SELECT COUNT(*) FROM downloadTokens WHERE objectId NOT IN (SELECT id FROM objects)
             """) ?? 0
         if orphanTokens > 0 {
-            issues.append((CatalogIssue(
-                problem: "\(orphanTokens) download token\(orphanTokens == 1 ? "" : "s") of objects that no longer exist",
-                remedy: "run `spotstore fsck --repair` to delete them",
-                repairable: true), { db in
+            issues.append((.orphanDownloadTokens(orphanTokens), { db in
                     try db.execute(sql: "DELETE FROM downloadTokens WHERE objectId NOT IN (SELECT id FROM objects)")
                 }))
         }

@@ -21,7 +21,7 @@ extension SQLiteCatalog {
     /// marks come with the object and thumbnail rows (no query of their own).
     public func objectForReading(at path: ObjectPath) async throws -> ObjectReading {
         guard let memo else { return try readObjectForReading(at: path) }
-        return try memo.objectForReading(at: path) { try readObjectForReading(at: path) }
+        return try await memo.objectForReading(at: path) { try readObjectForReading(at: path) }
     }
 
     private func readObjectForReading(at path: ObjectPath) throws -> ObjectReading {

@@ -154,14 +154,3 @@ extension Column {
         return SQL("\(self) IN (SELECT value FROM json_each(\(json)))").sqlExpression
     }
 }
-
-extension SpotEdit {
-    /// Applies the edit to the owner's fields of `spot` and brings its city key up to date.
-    func apply(to spot: inout SpotRecord) {
-        if let name { spot.name = name }
-        if let description { spot.description = description }
-        if let cityOverride { spot.cityOverride = cityOverride }
-        if let hidesLocation { spot.hidesLocation = hidesLocation }
-        spot.updateCityKey()
-    }
-}

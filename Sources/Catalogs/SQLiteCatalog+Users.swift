@@ -40,7 +40,7 @@ extension SQLiteCatalog {
     /// The user owning the token with this digest, or `nil` (a revoked token is gone).
     public func user(tokenDigest: Digest) async throws -> User? {
         guard let memo else { return try readUser(tokenDigest: tokenDigest) }
-        return try memo.user(tokenDigest: tokenDigest) { try readUser(tokenDigest: tokenDigest) }
+        return try await memo.user(tokenDigest: tokenDigest) { try readUser(tokenDigest: tokenDigest) }
     }
 
     private func readUser(tokenDigest: Digest) throws -> User? {

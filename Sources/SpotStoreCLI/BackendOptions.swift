@@ -1,9 +1,14 @@
 import ArgumentParser
 import Foundation
 
-/// Where the blobs live when not in the embedded default under `--store`: an
-/// S3-compatible object store.
+/// Where the catalog and the blobs live when not in the embedded default under `--store`:
+/// a PostgreSQL database, an S3-compatible object store, or both.
 struct BackendOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The catalog in PostgreSQL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (env SPOTSTORE_CATALOG; default STORE/catalog.sqlite).",
+        valueName: "url"))
+    var catalog: String?
+
     @Option(help: ArgumentHelp(
         "The blobs in an S3-compatible bucket: s3://BUCKET[/PREFIX] (env SPOTSTORE_BLOBS; default STORE/blobs). Credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, region from AWS_REGION (us-east-1).",
         valueName: "url"))
@@ -21,12 +26,13 @@ struct BackendOptions: ParsableArguments {
             (option ?? environment[variable]).flatMap { $0.isEmpty ? nil : $0 }
         }
         return Backends(
-            blobsURL: chosen(blobs, "SPOTSTORE_BLOBS"), s3Endpoint: chosen(s3Endpoint, "SPOTSTORE_S3_ENDPOINT"), environment: environment)
+            catalogURL: chosen(catalog, "SPOTSTORE_CATALOG"), blobsURL: chosen(blobs, "SPOTSTORE_BLOBS"), s3Endpoint: chosen(s3Endpoint, "SPOTSTORE_S3_ENDPOINT"), environment: environment)
     }
 }
 
 /// The backends a store uses: a `nil` URL is the embedded default under the store's directory.
 struct Backends: Sendable {
+    var catalogURL: String?
     var blobsURL: String?
     var s3Endpoint: String?
     /// Where the S3 credentials and region come from.

@@ -155,7 +155,7 @@ extension StoreOptions {
     /// it never create one).
     /// - Throws: `SpotError(.notFound)` when `--store` holds no catalog.
     func withExistingStore<Result>(_ body: (StorageService) async throws -> Result) async throws -> Result {
-        guard FileManager.default.fileExists(atPath: layout.catalogPath) else {
+        guard !layout.hasEmbeddedCatalog || FileManager.default.fileExists(atPath: layout.catalogPath) else {
             throw SpotError(.notFound, "there is no store at \(store) (no catalog.sqlite); give its directory with --store DIR")
         }
         return try await layout.withService(body)

@@ -125,7 +125,7 @@ extension SpotStoreCommand.Rules {
         /// What the store knows about the request, when it exists: claims, spot, object.
         private func storedFacts(bucket: String, name: String) async throws -> (claims: [String: String], spot: SpotState?, resource: StoredObject?) {
             let layout = storeOptions.layout
-            guard FileManager.default.fileExists(atPath: layout.catalogPath) else { return ([:], nil, nil) }
+            guard !layout.hasEmbeddedCatalog || FileManager.default.fileExists(atPath: layout.catalogPath) else { return ([:], nil, nil) }
             return try await layout.withService { service in
                 let catalog = service.catalog
                 let claims = try await catalog.users().first { $0.uid == uid }?.claims ?? [:]

@@ -6,19 +6,22 @@ import Foundation
 import Glibc
 #endif
 import Geocoder
+import Logging
+import PostgresCatalog
 import S3Blobs
 import SpotCore
 import SpotService
 import Synchronization
 
 /// A store: the embedded default on disk (`catalog.sqlite`, `blobs/`, `tmp/`, `quarantine/`
-/// under one root), or with its blobs in an S3 bucket (`backends`).
+/// under one root), or with its catalog in PostgreSQL and/or its blobs in an S3 bucket
+/// (`backends`); the root then keeps only temp files, quarantine and the rules file.
 /// This is the one place that picks concrete backends.
 struct StoreLayout {
     let root: String
     /// `--tmp`: this process's own temp directory; `nil` takes a new one under `tmp/`.
     var temporaryDirectory: String?
-    /// `--blobs`, `--s3-endpoint`.
+    /// `--catalog`, `--blobs`, `--s3-endpoint`.
     var backends = Backends.embedded
 
     var catalogPath: String { "\(root)/catalog.sqlite" }
@@ -41,8 +44,15 @@ struct StoreLayout {
     ) async throws -> Result {
         try prepareRoot()
         let temporary = try temporaryDirectory ?? Self.processTemporaryDirectory(under: temporaryPath)
-        let catalog = try SQLiteCatalog(path: catalogPath)
-        let (blobs, closeBlobs) = try await openBlobs(temporaryDirectory: temporary)
+        let (catalog, closeCatalog) = try await openCatalog()
+        let blobs: any BlobStore, closeBlobs: @Sendable () async -> Void
+        do {
+            (blobs, closeBlobs) = try await openBlobs(temporaryDirectory: temporary)
+        } catch {
+            await closeCatalog()
+            throw error
+        }
+        let closeBackends = { await closeBlobs(); await closeCatalog() }
         do {
             let service = try StorageService(
                 catalog: catalog, blobs: blobs,
@@ -53,12 +63,24 @@ struct StoreLayout {
                     quarantineDirectory: quarantinePath))
             try service.sweepTemporaryFiles()
             let result = try await body(service)
-            await closeBlobs()
+            await closeBackends()
             return result
         } catch {
-            await closeBlobs()
+            await closeBackends()
             throw error
         }
+    }
+
+    /// Whether the catalog is the embedded `catalog.sqlite` under the root.
+    var hasEmbeddedCatalog: Bool { backends.catalogURL == nil }
+
+    /// The catalog `backends` name, and how to close it.
+    private func openCatalog() async throws -> (any Catalog, @Sendable () async -> Void) {
+        guard let url = backends.catalogURL else { return (try SQLiteCatalog(path: catalogPath), {}) }
+        var logger = Logger(label: "spotstore.catalog")
+        logger.logLevel = .warning
+        let catalog = try await PostgresCatalog.connect(url: url, logger: logger)
+        return (catalog, { await catalog.close() })
     }
 
     /// The blob store `backends` name, and how to close it.

@@ -3,11 +3,20 @@ import CatalogPlanning
 import Foundation
 import SpotCore
 import Testing
+import TestSupport
 
-/// The catalogs the conformance suite runs against. A new adapter (PostgreSQL) adds a case.
+/// The catalogs the conformance suite runs against. A new adapter adds a case.
 enum CatalogBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqliteInMemory = "SQLite in memory"
     case sqliteFile = "SQLite file"
+    /// A database of its own on the server of `PostgresTestServer`.
+    case postgres = "PostgreSQL"
+
+    /// Every backend; PostgreSQL only when `PostgresTestServer.isEnabled` (left out when no
+    /// server is configured and none is required).
+    static var allCases: [CatalogBackend] {
+        [.sqliteInMemory, .sqliteFile] + (PostgresTestServer.isEnabled ? [.postgres] : [])
+    }
 
     var testDescription: String { rawValue }
 
@@ -20,6 +29,8 @@ enum CatalogBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
             try await withTemporaryDirectory { folder in
                 try await body(SQLiteCatalog(path: folder.appendingPathComponent("catalog.sqlite").path))
             }
+        case .postgres:
+            try await PostgresTestServer.withCatalog(body)
         }
     }
 }

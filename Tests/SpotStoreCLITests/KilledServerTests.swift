@@ -27,7 +27,7 @@ extension BinaryTests {
 
         @Test(arguments: StoreBackend.all)
         func aKilledServerAndConcurrentGarbageCollectionLoseNothingAcknowledged(_ backend: StoreBackend) async throws {
-            try await killOneOfThree(environment: try backend.environment())
+            try await backend.withEnvironment(killOneOfThree)
         }
 
         func killOneOfThree(environment: [String: String]) async throws {

@@ -11,7 +11,7 @@ extension BinaryTests {
     @Suite struct TwoServerTests {
         @Test(arguments: StoreBackend.all)
         func twoServersOnOneStoreShareOwnershipLimitsRevocationAndSignedURLs(_ backend: StoreBackend) async throws {
-            try await twoServers(environment: try backend.environment())
+            try await backend.withEnvironment(twoServers)
         }
 
         func twoServers(environment: [String: String]) async throws {

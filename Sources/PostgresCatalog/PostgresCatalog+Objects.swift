@@ -1,0 +1,251 @@
+import CatalogPlanning
+import Foundation
+import PostgresNIO
+import SpotCore
+
+extension PostgresCatalog {
+    /// The spot `id` in `bucket` with its owner and current object count, or `nil` when no
+    /// object was ever committed in it. A spot whose objects were all removed is still
+    /// there, with a count of 0, and keeps its owner.
+    public func spot(bucket: String, id: String) async throws -> SpotState? {
+        try await Self.spotState(rows: query(Self.spotStateQuery(bucket: bucket, id: id)), bucket: bucket, id: id)
+    }
+
+    /// The object at `path`, with the photo metadata and thumbnails of its blob, or `nil`.
+    public func object(at path: ObjectPath) async throws -> StoredObject? {
+        try await read { connection in try await Self.fetchObject(at: path, connection, logger: self.logger) }
+    }
+
+    /// The object, its spot and the damage marks of its blobs in one snapshot, kept while
+    /// the change feed's stamp stays the same.
+    public func objectForReading(at path: ObjectPath) async throws -> ObjectReading {
+        try await memo.objectForReading(at: path) {
+            try await read { connection in
+                var spot: SpotState?
+                if let id = path.topFolder {
+                    let rows = try await connection.query(Self.spotStateQuery(bucket: path.bucket, id: id), logger: self.logger).collect()
+                    spot = try Self.spotState(rows: rows, bucket: path.bucket, id: id)
+                }
+                guard let row = try await connection.query("""
+                    SELECT \(unescaped: Self.objectColumns), (SELECT reason FROM damaged_blobs d WHERE d.digest = objects.digest)
+                    FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name)
+                    """, logger: self.logger).collect().first
+                else { return ObjectReading(object: nil, spot: spot) }
+                var object = try Self.storedObject(row)
+                let details = try await Self.blobDetails(of: [object.digest], connection, logger: self.logger)[object.digest]
+                object.photo = details?.photo
+                object.thumbnails = details?.thumbnails ?? []
+                var damage = details?.thumbnailDamage ?? [:]
+                if let reason = try row.decode(String?.self, at: 8) { damage[object.digest] = reason }
+                return ObjectReading(object: object, spot: spot, damage: damage)
+            }
+        }
+    }
+
+    /// The statement reading a spot's owner, privacy and object count.
+    private static func spotStateQuery(bucket: String, id: String) -> PostgresQuery {
+        """
+        SELECT owner, hides_location, (SELECT COUNT(*) FROM objects WHERE bucket = \(bucket) AND spot_id = \(id))
+        FROM spots WHERE bucket = \(bucket) AND id = \(id)
+        """
+    }
+
+    /// The spot state `spotStateQuery` read, or `nil` when the spot has no row.
+    private static func spotState(rows: [PostgresRow], bucket: String, id: String) throws -> SpotState? {
+        guard let row = rows.first else { return nil }
+        let (owner, hidesLocation, count) = try row.decode((String, Bool, Int).self)
+        return SpotState(bucket: bucket, id: id, owner: owner, objectCount: count, hidesLocation: hidesLocation)
+    }
+
+    /// For each of `digests` that `owner` already stores in `bucket`, the names holding it,
+    /// in name order; digests without such an object are absent. One query.
+    public func names(ofDigests digests: [Digest], ownedBy owner: String, in bucket: String) async throws -> [Digest: [String]] {
+        let hexes = Array(Set(digests.map(\.hex)))
+        var names: [Digest: [String]] = [:]
+        for row in try await query("""
+            SELECT digest, name FROM objects WHERE bucket = \(bucket) AND owner = \(owner) AND digest = ANY(\(hexes)) ORDER BY name
+            """) {
+            let (hex, name) = try row.decode((String, String).self)
+            guard let digest = Digest(hex: hex) else { continue }
+            names[digest, default: []].append(name)
+        }
+        return names
+    }
+
+    /// Photo metadata and thumbnails (by size) already known for a blob, or `nil` when the
+    /// blob has no photo metadata (thumbnails alone are not reported).
+    public func photoDetails(of digest: Digest) async throws -> (photo: PhotoMetadata, thumbnails: [Thumbnail])? {
+        let details = try await read { connection in
+            try await Self.blobDetails(of: [digest], connection, logger: self.logger)[digest]
+        }
+        guard let photo = details?.photo else { return nil }
+        return (photo, details?.thumbnails ?? [])
+    }
+
+    /// Writes `object` in one transaction, replacing an object at the same path, and returns it as stored.
+    ///
+    /// As the SQLite catalog does (see `Catalog.commit`): a replacement keeps `createdAt`
+    /// and loses its download tokens; in a spot, the spot row is created if absent (`INSERT
+    /// … ON CONFLICT DO NOTHING`), else locked (`FOR UPDATE`) and `admission` decides on it
+    /// as it is then, so commits into one spot from any connection or process take turns;
+    /// the lease is checked and released; damage marks of the stored blobs are cleared;
+    /// photo metadata and thumbnails are upserted per blob digest; the derived location of
+    /// the object's spot, and of every spot showing the same bytes when their photo
+    /// metadata changed, is brought up to date.
+    public func commit(_ object: NewObject, admission: SpotAdmission) async throws -> StoredObject {
+        try await write { connection in
+            let now = Date()
+            let logger = self.logger
+            let (bucket, name) = (object.path.bucket, object.path.name)
+            if let spotId = object.path.topFolder {
+                try await Self.admit(object, toSpot: spotId, admission: admission, at: now, connection, logger: logger)
+            }
+            if let lease = object.lease { try await Self.release(heldLease: lease, connection, logger: logger) }
+            let stored = [object.digest.hex] + object.thumbnails.map(\.digest.hex)
+            try await connection.query("DELETE FROM damaged_blobs WHERE digest = ANY(\(stored))", logger: logger)
+            try await connection.query("""
+                WITH written AS (
+                    INSERT INTO objects (bucket, name, spot_id, digest, size, content_type, owner, created_at, updated_at)
+                    VALUES (\(bucket), \(name), \(object.path.topFolder), \(object.digest.hex), \(object.size), \(object.contentType),
+                            \(object.owner), \(now), \(now))
+                    ON CONFLICT (bucket, name) DO UPDATE SET digest = EXCLUDED.digest, size = EXCLUDED.size,
+                        content_type = EXCLUDED.content_type, owner = EXCLUDED.owner, updated_at = EXCLUDED.updated_at
+                    RETURNING id)
+                DELETE FROM download_tokens WHERE object_id IN (SELECT id FROM written)
+                """, logger: logger)
+            var staleSpots: Set<SpotKey> = []
+            if let spotId = object.path.topFolder { staleSpots.insert(SpotKey(bucket: bucket, id: spotId)) }
+            if let photo = object.photo, try await Self.upsert(PhotoRecord(digest: object.digest, photo), connection, logger: logger) {
+                // Every spot showing these bytes may have a new location.
+                for row in try await connection.query("""
+                    SELECT DISTINCT bucket, spot_id FROM objects WHERE digest = \(object.digest.hex) AND spot_id IS NOT NULL
+                    """, logger: logger).collect() {
+                    let (bucket, id) = try row.decode((String, String).self)
+                    staleSpots.insert(SpotKey(bucket: bucket, id: id))
+                }
+            }
+            for thumbnail in object.thumbnails {
+                try await connection.query("""
+                    INSERT INTO thumbnails (digest, \(unescaped: Self.thumbnailColumns))
+                    VALUES (\(object.digest.hex), \(thumbnail.size), \(thumbnail.digest.hex), \(thumbnail.width), \(thumbnail.height),
+                            \(thumbnail.byteCount), \(thumbnail.contentType))
+                    ON CONFLICT (digest, size) DO UPDATE SET thumb_digest = EXCLUDED.thumb_digest, width = EXCLUDED.width,
+                        height = EXCLUDED.height, byte_count = EXCLUDED.byte_count, content_type = EXCLUDED.content_type
+                    """, logger: logger)
+            }
+            // In key order, so two commits refreshing the same spots lock them in the same order.
+            for spot in staleSpots.sorted(by: { ($0.bucket, $0.id) < ($1.bucket, $1.id) }) {
+                try await Self.refreshLocation(of: spot, connection, logger: logger)
+            }
+            // Read back, so the dates are exactly what later reads will see.
+            guard let stored = try await Self.fetchObject(at: object.path, connection, logger: logger) else {
+                throw SpotError(.internal, "object \(object.path) vanished while it was being committed")
+            }
+            return stored
+        }
+    }
+
+    /// Removes the object at `path` and returns it, or `nil` when absent. Its download
+    /// tokens go with it (cascade); its blob, photo metadata and thumbnails stay for
+    /// garbage collection; its spot stays, its derived location brought up to date.
+    public func removeObject(at path: ObjectPath) async throws -> StoredObject? {
+        try await write { connection in
+            guard let stored = try await Self.fetchObject(at: path, connection, logger: self.logger) else { return nil }
+            try await connection.query("DELETE FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name)", logger: self.logger)
+            if let spotId = path.topFolder {
+                try await Self.refreshLocation(of: SpotKey(bucket: path.bucket, id: spotId), connection, logger: self.logger)
+            }
+            return stored
+        }
+    }
+
+    /// Lets `object` into spot `spotId`, creating the spot if absent, or throws why not.
+    /// The spot row stays locked until the transaction ends.
+    private static func admit(
+        _ object: NewObject, toSpot spotId: String, admission: SpotAdmission, at now: Date, _ connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        let bucket = object.path.bucket
+        let created = try await connection.query("""
+            INSERT INTO spots (bucket, id, owner, created_at) VALUES (\(bucket), \(spotId), \(object.owner), \(now))
+            ON CONFLICT (bucket, id) DO NOTHING RETURNING id
+            """, logger: logger).collect()
+        guard created.isEmpty else { return }
+        let locked = try await connection.query("""
+            SELECT owner, hides_location FROM spots WHERE bucket = \(bucket) AND id = \(spotId) FOR UPDATE
+            """, logger: logger).collect()
+        guard let row = locked.first else {
+            throw SpotError(.internal, "spot \(bucket)/\(spotId) vanished while an object was being committed to it")
+        }
+        let (owner, hidesLocation) = try row.decode((String, Bool).self)
+        let counts = try await connection.query("""
+            SELECT COUNT(*), COUNT(*) FILTER (WHERE name = \(object.path.name)) FROM objects WHERE bucket = \(bucket) AND spot_id = \(spotId)
+            """, logger: logger).collect()
+        let (count, replaced) = try counts.first?.decode((Int, Int).self) ?? (0, 0)
+        let state = SpotState(bucket: bucket, id: spotId, owner: owner, objectCount: count, hidesLocation: hidesLocation)
+        if let refusal = admission.refusal(of: object.owner, into: state, isReplacement: replaced > 0) { throw refusal }
+    }
+
+    /// Upserts `photo`; `true` when it was new or changed.
+    private static func upsert(_ photo: PhotoRecord, _ connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let written = try await connection.query("""
+            INSERT INTO photos (\(unescaped: photoColumns))
+            VALUES (\(photo.digest), \(photo.width), \(photo.height), \(photo.orientation), \(photo.takenAt), \(photo.cameraMake),
+                    \(photo.cameraModel), \(photo.latitude), \(photo.longitude), \(photo.altitude), \(photo.hasPlace), \(photo.city),
+                    \(photo.region), \(photo.country), \(photo.countryCode), \(photo.placeDistanceKm))
+            ON CONFLICT (digest) DO UPDATE SET (\(unescaped: photoColumns)) = ROW(EXCLUDED.*)
+                WHERE (photos.*) IS DISTINCT FROM (EXCLUDED.*)
+            RETURNING digest
+            """, logger: logger).collect()
+        return !written.isEmpty
+    }
+
+    /// The object at `path` as stored, or `nil`.
+    static func fetchObject(at path: ObjectPath, _ connection: PostgresConnection, logger: Logger) async throws -> StoredObject? {
+        try await storedObjects(in: path.bucket, where: "name", isIn: [path.name], connection, logger: logger).first
+    }
+
+    /// The objects of `bucket` whose `column` (`name` or `spot_id`) is one of `values`, in
+    /// name order, with their blobs' photo details.
+    static func storedObjects(
+        in bucket: String, where column: StaticString, isIn values: [String], _ connection: PostgresConnection, logger: Logger
+    ) async throws -> [StoredObject] {
+        var objects = try await connection.query("""
+            SELECT \(unescaped: objectColumns) FROM objects WHERE bucket = \(bucket) AND \(unescaped: "\(column)") = ANY(\(values))
+            ORDER BY name
+            """, logger: logger).collect().map(storedObject)
+        let details = try await blobDetails(of: Set(objects.map(\.digest)), connection, logger: logger)
+        for index in objects.indices {
+            objects[index].photo = details[objects[index].digest]?.photo
+            objects[index].thumbnails = details[objects[index].digest]?.thumbnails ?? []
+        }
+        return objects
+    }
+
+    /// The photo metadata, thumbnails (by size) and damage marks of the thumbnails' blobs
+    /// recorded for each of `digests` that has any: two queries.
+    static func blobDetails(
+        of digests: some Collection<Digest>, _ connection: PostgresConnection, logger: Logger
+    ) async throws -> [Digest: (photo: PhotoMetadata?, thumbnails: [Thumbnail], thumbnailDamage: [Digest: String])] {
+        guard !digests.isEmpty else { return [:] }
+        let hexes = digests.map(\.hex)
+        var details: [Digest: (photo: PhotoMetadata?, thumbnails: [Thumbnail], thumbnailDamage: [Digest: String])] = [:]
+        for row in try await connection.query(
+            "SELECT \(unescaped: photoColumns) FROM photos WHERE digest = ANY(\(hexes))", logger: logger
+        ).collect() {
+            let photo = try photoRecord(row)
+            details[try storedDigest(photo.digest)] = (photo.metadata, [], [:])
+        }
+        for row in try await connection.query("""
+            SELECT \(unescaped: thumbnailColumns), digest, (SELECT reason FROM damaged_blobs d WHERE d.digest = thumbnails.thumb_digest)
+            FROM thumbnails WHERE digest = ANY(\(hexes)) ORDER BY digest, size
+            """, logger: logger).collect() {
+            let thumbnail = try thumbnail(row)
+            let digest = try storedDigest(row.decode(String.self, at: 6))
+            let damage = try row.decode(String?.self, at: 7)
+            details[digest, default: (nil, [], [:])].thumbnails.append(thumbnail)
+            if let damage { details[digest, default: (nil, [], [:])].thumbnailDamage[thumbnail.digest] = damage }
+        }
+        return details
+    }
+}

@@ -1,0 +1,184 @@
+import Logging
+import PostgresNIO
+import SpotCore
+
+extension PostgresCatalog {
+    /// The schema, one migration per shipped version, applied in order; `migrations` records
+    /// which ran. A shipped migration never changes: add a new one instead.
+    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1)]
+
+    /// The advisory lock that serializes migrations of servers starting at once.
+    static let migrationLock: Int64 = 0x5370_6f74_5374_6f72  // "SpotStor"
+
+    /// Brings the schema up to date in one transaction under `migrationLock`.
+    /// - Throws: `SpotError(.internal)` when a newer SpotStore migrated the database.
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS migrations (version bigint PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+                logger: logger)
+            var applied: Int = 0
+            for try await version in try await connection.query("SELECT COALESCE(MAX(version), 0) FROM migrations", logger: logger)
+                .decode(Int.self) {
+                applied = version
+            }
+            guard applied <= migrations.last?.version ?? 0 else {
+                throw SpotError(.internal, "the catalog's schema is version \(applied), from a newer SpotStore than this one; upgrade spotstore")
+            }
+            for migration in migrations where migration.version > applied {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO migrations (version) VALUES (\(migration.version))", logger: logger)
+            }
+        }
+    }
+
+    /// Users and their token digests and claims; spots with their overrides and derived
+    /// location, indexed for search by city and by position; objects; per-blob photo
+    /// metadata, thumbnails, GPS-free copies and damage marks; download tokens; leases and
+    /// removal claims; settings every instance shares. The columns of the SQLite catalog in
+    /// snake case; digests are 64 lowercase hex characters, times `timestamptz`.
+    ///
+    /// Shipped: never change this.
+    static let schemaV1 = [
+        """
+        CREATE TABLE users (
+            uid text COLLATE "C" PRIMARY KEY,
+            created_at timestamptz NOT NULL)
+        """,
+        """
+        CREATE TABLE tokens (
+            digest text COLLATE "C" PRIMARY KEY,
+            uid text COLLATE "C" NOT NULL REFERENCES users ON DELETE CASCADE,
+            created_at timestamptz NOT NULL)
+        """,
+        "CREATE INDEX tokens_on_uid ON tokens (uid)",
+        """
+        CREATE TABLE claims (
+            uid text COLLATE "C" NOT NULL REFERENCES users ON DELETE CASCADE,
+            key text COLLATE "C" NOT NULL,
+            value text NOT NULL,
+            PRIMARY KEY (uid, key))
+        """,
+        // A spot row exists once an object was stored in the spot; it records the owner
+        // and outlives the spot's objects.
+        """
+        CREATE TABLE spots (
+            bucket text COLLATE "C" NOT NULL,
+            id text COLLATE "C" NOT NULL,
+            owner text NOT NULL,
+            created_at timestamptz NOT NULL,
+            name text,
+            description text,
+            city_override text,
+            latitude double precision,
+            longitude double precision,
+            altitude double precision,
+            has_place boolean NOT NULL DEFAULT false,
+            city text,
+            region text,
+            country text,
+            country_code text,
+            place_distance_km double precision,
+            city_key text COLLATE "C",
+            scattered boolean NOT NULL DEFAULT false,
+            hides_location boolean NOT NULL DEFAULT false,
+            PRIMARY KEY (bucket, id))
+        """,
+        "CREATE INDEX spots_on_bucket_city_key_id ON spots (bucket, city_key, id)",
+        "CREATE INDEX spots_on_bucket_latitude_longitude_id ON spots (bucket, latitude, longitude, id)",
+        """
+        CREATE TABLE objects (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            bucket text COLLATE "C" NOT NULL,
+            name text COLLATE "C" NOT NULL,
+            spot_id text COLLATE "C",
+            digest text COLLATE "C" NOT NULL,
+            size bigint NOT NULL,
+            content_type text NOT NULL,
+            owner text COLLATE "C" NOT NULL,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            UNIQUE (bucket, name))
+        """,
+        "CREATE INDEX objects_on_bucket_spot_id ON objects (bucket, spot_id)",
+        "CREATE INDEX objects_on_digest ON objects (digest)",
+        """
+        CREATE TABLE photos (
+            digest text COLLATE "C" PRIMARY KEY,
+            width bigint NOT NULL,
+            height bigint NOT NULL,
+            orientation bigint NOT NULL,
+            taken_at text,
+            camera_make text,
+            camera_model text,
+            latitude double precision,
+            longitude double precision,
+            altitude double precision,
+            has_place boolean NOT NULL DEFAULT false,
+            city text,
+            region text,
+            country text,
+            country_code text,
+            place_distance_km double precision)
+        """,
+        """
+        CREATE TABLE thumbnails (
+            digest text COLLATE "C" NOT NULL,
+            size bigint NOT NULL,
+            thumb_digest text COLLATE "C" NOT NULL,
+            width bigint NOT NULL,
+            height bigint NOT NULL,
+            byte_count bigint NOT NULL,
+            content_type text NOT NULL,
+            PRIMARY KEY (digest, size))
+        """,
+        "CREATE INDEX thumbnails_on_thumb_digest ON thumbnails (thumb_digest)",
+        // Oldest first is `seq` order.
+        """
+        CREATE TABLE download_tokens (
+            digest text COLLATE "C" PRIMARY KEY,
+            object_id bigint NOT NULL REFERENCES objects ON DELETE CASCADE,
+            created_at timestamptz NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY)
+        """,
+        "CREATE INDEX download_tokens_on_object_id_seq ON download_tokens (object_id, seq)",
+        // Blob digest → the digest of the same image without GPS, made on first need.
+        """
+        CREATE TABLE location_free_blobs (
+            digest text COLLATE "C" PRIMARY KEY,
+            free_digest text COLLATE "C" NOT NULL)
+        """,
+        "CREATE INDEX location_free_blobs_on_free_digest ON location_free_blobs (free_digest)",
+        """
+        CREATE TABLE damaged_blobs (
+            digest text COLLATE "C" PRIMARY KEY,
+            reason text NOT NULL,
+            marked_at timestamptz NOT NULL)
+        """,
+        """
+        CREATE TABLE leases (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            expires_at timestamptz NOT NULL)
+        """,
+        """
+        CREATE TABLE leased_blobs (
+            lease_id bigint NOT NULL REFERENCES leases ON DELETE CASCADE,
+            digest text COLLATE "C" NOT NULL)
+        """,
+        "CREATE INDEX leased_blobs_on_digest ON leased_blobs (digest)",
+        "CREATE INDEX leased_blobs_on_lease_id ON leased_blobs (lease_id)",
+        """
+        CREATE TABLE blob_removals (
+            digest text COLLATE "C" PRIMARY KEY,
+            claimed_at timestamptz NOT NULL)
+        """,
+        """
+        CREATE TABLE settings (
+            name text COLLATE "C" PRIMARY KEY,
+            value bytea NOT NULL)
+        """,
+    ]
+}

@@ -1,0 +1,122 @@
+import Foundation
+import PostgresNIO
+import SpotCore
+
+extension PostgresCatalog {
+    /// Creates `uid` with one token, stored only as its SHA-256 `tokenDigest`; the uid is
+    /// stored as given (validate it with `User.validate(uid:)` first).
+    /// - Throws: `SpotError(.conflict)` when the uid exists, or when another user already
+    ///   has a token with this digest; nothing is written then.
+    public func addUser(_ uid: String, tokenDigest: Digest) async throws -> User {
+        try await write { connection in
+            let now = Date()
+            let created = try await connection.query("""
+                INSERT INTO users (uid, created_at) VALUES (\(uid), \(now)) ON CONFLICT (uid) DO NOTHING RETURNING uid
+                """, logger: self.logger).collect()
+            guard !created.isEmpty else { throw SpotError(.conflict, "user '\(uid)' already exists") }
+            try await Self.insertToken(tokenDigest, for: uid, at: now, connection, logger: self.logger)
+            guard let user = try await Self.user(uid, connection, logger: self.logger) else {
+                throw SpotError(.internal, "user '\(uid)' vanished while it was being created")
+            }
+            return user
+        }
+    }
+
+    /// Gives an existing user one more token. Returns `false` when there is no such user.
+    /// - Throws: `SpotError(.conflict)` when a token with this digest exists already.
+    public func addToken(for uid: String, tokenDigest: Digest) async throws -> Bool {
+        try await write { connection in
+            guard try await Self.userExists(uid, connection, logger: self.logger) else { return false }
+            try await Self.insertToken(tokenDigest, for: uid, at: Date(), connection, logger: self.logger)
+            return true
+        }
+    }
+
+    /// The user owning the token with this digest, or `nil` (a revoked token is gone); the
+    /// stored digest is compared in constant time. Kept while the change feed's stamp stays.
+    public func user(tokenDigest: Digest) async throws -> User? {
+        try await memo.user(tokenDigest: tokenDigest) {
+            try await read { connection in
+                guard let row = try await connection.query(
+                    "SELECT digest, uid FROM tokens WHERE digest = \(tokenDigest.hex)", logger: self.logger
+                ).collect().first else { return nil }
+                let (hex, uid) = try row.decode((String, String).self)
+                guard let stored = Digest(hex: hex), stored.equalsInConstantTime(tokenDigest) else { return nil }
+                return try await Self.user(uid, connection, logger: self.logger)
+            }
+        }
+    }
+
+    /// All users, by uid (byte order), with their live token counts and claims.
+    public func users() async throws -> [User] {
+        try await read { connection in
+            var claims: [String: [String: String]] = [:]
+            for row in try await connection.query("SELECT uid, key, value FROM claims", logger: self.logger).collect() {
+                let (uid, key, value) = try row.decode((String, String, String).self)
+                claims[uid, default: [:]][key] = value
+            }
+            return try await connection.query("""
+                SELECT uid, created_at, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid) FROM users ORDER BY uid
+                """, logger: self.logger).collect().map { row in
+                let (uid, createdAt, tokenCount) = try row.decode((String, Date, Int).self)
+                return User(uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims[uid] ?? [:])
+            }
+        }
+    }
+
+    /// Sets (or, with a `nil` value, removes) claims of `uid` and returns the user, or `nil`
+    /// when there is no such user. Keys and values are stored as given.
+    public func updateClaims(of uid: String, _ changes: [String: String?]) async throws -> User? {
+        try await write { connection in
+            guard try await Self.userExists(uid, connection, logger: self.logger) else { return nil }
+            for (key, value) in changes {
+                if let value {
+                    try await connection.query("""
+                        INSERT INTO claims (uid, key, value) VALUES (\(uid), \(key), \(value))
+                        ON CONFLICT (uid, key) DO UPDATE SET value = EXCLUDED.value
+                        """, logger: self.logger)
+                } else {
+                    try await connection.query("DELETE FROM claims WHERE uid = \(uid) AND key = \(key)", logger: self.logger)
+                }
+            }
+            return try await Self.user(uid, connection, logger: self.logger)
+        }
+    }
+
+    /// Deletes every token of `uid`; its objects and spots stay. Returns `false` when there
+    /// is no such user, `true` otherwise (also when it had no token left).
+    public func revokeTokens(of uid: String) async throws -> Bool {
+        try await write { connection in
+            guard try await Self.userExists(uid, connection, logger: self.logger) else { return false }
+            try await connection.query("DELETE FROM tokens WHERE uid = \(uid)", logger: self.logger)
+            return true
+        }
+    }
+
+    /// User `uid` with its token count and claims, or `nil`.
+    private static func user(_ uid: String, _ connection: PostgresConnection, logger: Logger) async throws -> User? {
+        guard let row = try await connection.query("""
+            SELECT created_at, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid) FROM users WHERE uid = \(uid)
+            """, logger: logger).collect().first
+        else { return nil }
+        let (createdAt, tokenCount) = try row.decode((Date, Int).self)
+        var claims: [String: String] = [:]
+        for row in try await connection.query("SELECT key, value FROM claims WHERE uid = \(uid)", logger: logger).collect() {
+            let (key, value) = try row.decode((String, String).self)
+            claims[key] = value
+        }
+        return User(uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims)
+    }
+
+    private static func userExists(_ uid: String, _ connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        try await !connection.query("SELECT 1 FROM users WHERE uid = \(uid)", logger: logger).collect().isEmpty
+    }
+
+    /// Inserts the token `digest` of `uid`; a digest already in use is a conflict.
+    private static func insertToken(_ digest: Digest, for uid: String, at now: Date, _ connection: PostgresConnection, logger: Logger) async throws {
+        let inserted = try await connection.query("""
+            INSERT INTO tokens (digest, uid, created_at) VALUES (\(digest.hex), \(uid), \(now)) ON CONFLICT (digest) DO NOTHING RETURNING digest
+            """, logger: logger).collect()
+        guard !inserted.isEmpty else { throw SpotError(.conflict, "that token is already in use") }
+    }
+}

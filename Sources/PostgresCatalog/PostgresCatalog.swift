@@ -1,0 +1,208 @@
+import CatalogPlanning
+import Foundation
+import Logging
+import PostgresNIO
+import SpotCore
+import Synchronization
+
+/// The catalog of several servers: PostgreSQL through postgres-nio, one database that any
+/// number of `spotstore serve` processes share.
+///
+/// One `PostgresClient` (its pool) runs every query. Every write is one READ COMMITTED
+/// transaction that takes the row locks its invariant needs (the spot row for admission,
+/// the lease row it releases, an advisory lock per digest for leases and removal claims),
+/// sends `NOTIFY spotstore_changes` and commits; one that deadlocks with another is
+/// retried. Reads of several statements run in one REPEATABLE READ snapshot. Ordered text
+/// (buckets, names, spot ids, uids, digests) uses `COLLATE "C"`, so order is byte order, as
+/// listings and page tokens need. The schema is migrated by `connect`.
+public final class PostgresCatalog: Catalog {
+    /// How long an operation waits for a connection of the pool before it fails: the pool
+    /// itself would keep a request waiting for a minute while the server is down.
+    static let defaultConnectionWait: Duration = .seconds(10)
+    /// How long an operation waits for a connection while the change listener has none.
+    static let outageWait: Duration = .seconds(1)
+    /// Attempts of a write that deadlocked or failed to serialize with another.
+    static let writeAttempts = 5
+
+    let client: PostgresClient
+    let url: PostgresURL
+    let logger: Logger
+    let connectionWait: Duration
+    let feed: PostgresChangeFeed
+    /// Keeps the answers of the reads every download makes while the feed's stamp stays.
+    let memo: CatalogReadMemo
+    /// The pool's and the listener's run loops, cancelled by `close()`.
+    private let running: Task<Void, Never>
+
+    /// The LISTEN/NOTIFY feed (`PostgresChangeFeed`): a stamp at most 1 s old, or none.
+    public var changes: any CatalogChangeFeed { feed }
+
+    private init(client: PostgresClient, url: PostgresURL, logger: Logger, connectionWait: Duration, feed: PostgresChangeFeed, running: Task<Void, Never>) {
+        self.client = client
+        self.url = url
+        self.logger = logger
+        self.connectionWait = connectionWait
+        self.feed = feed
+        self.memo = CatalogReadMemo(feed: feed)
+        self.running = running
+    }
+
+    /// Connects to the database `url` names (see `PostgresURL`), migrates its schema, and
+    /// starts the pool and the change listener; `close()` stops them.
+    ///
+    /// Several servers may start at once: migrations run under an advisory lock.
+    /// - Throws: `SpotError` with one line saying what is wrong and what to do: a malformed
+    ///   URL, a server that cannot be reached, a wrong user or password, a missing database,
+    ///   or a schema from a newer SpotStore.
+    public static func connect(url: String, logger: Logger) async throws -> PostgresCatalog {
+        try await connect(url: url, logger: logger, connectionWait: defaultConnectionWait)
+    }
+
+    /// `connect(url:logger:)` with how long an operation waits for a connection.
+    package static func connect(url text: String, logger: Logger, connectionWait: Duration) async throws -> PostgresCatalog {
+        let url = try PostgresURL(text)
+        // One connection of its own first: the pool would retry a refused connection for a
+        // minute instead of saying why.
+        let connection = try await openConnection(to: url, logger: logger)
+        do {
+            try await migrate(connection, logger: logger)
+        } catch {
+            try? await connection.close()
+            throw translated(error, url: url)
+        }
+        try? await connection.close()
+
+        let client = PostgresClient(configuration: url.clientConfiguration(), backgroundLogger: logger)
+        let feed = PostgresChangeFeed()
+        let (firstAttempt, reportFirstAttempt) = AsyncStream.makeStream(of: (any Error)?.self)
+        let running = Task {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await client.run() }
+                group.addTask {
+                    await feed.listen(connect: { try await openConnection(to: url, logger: logger) }, logger: logger) { outcome in
+                        reportFirstAttempt.yield(outcome)
+                        reportFirstAttempt.finish()
+                    }
+                }
+            }
+        }
+        let catalog = PostgresCatalog(client: client, url: url, logger: logger, connectionWait: connectionWait, feed: feed, running: running)
+        for await outcome in firstAttempt {
+            if let outcome {
+                await catalog.close()
+                throw translated(outcome, url: url)
+            }
+        }
+        return catalog
+    }
+
+    /// Stops the listener and the pool; operations fail afterwards.
+    public func close() async {
+        await feed.stop()
+        running.cancel()
+        await running.value
+    }
+
+    /// A new connection of its own to `url`, or a one-line error saying why there is none.
+    static func openConnection(to url: PostgresURL, logger: Logger) async throws -> PostgresConnection {
+        do {
+            return try await PostgresConnection.connect(configuration: url.connectionConfiguration(), id: 0, logger: logger)
+        } catch {
+            throw translated(error, url: url)
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in one write transaction that notifies every listener of the catalog,
+    /// and bumps this process's stamp once it committed. A transaction that deadlocked or
+    /// failed to serialize with another is run again (`writeAttempts` in all).
+    func write<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                let value = try await withConnection { connection in
+                    try await connection.withTransaction(logger: self.logger) { connection in
+                        let value = try await body(connection)
+                        try await connection.query("SELECT pg_notify(\(PostgresChangeFeed.channel), '')", logger: self.logger)
+                        return value
+                    }
+                }
+                feed.bump()
+                return value
+            } catch where Self.isRetryable(error) && attempt < Self.writeAttempts {
+                attempt += 1
+            } catch {
+                throw Self.translated(error, url: url)
+            }
+        }
+    }
+
+    /// Runs `body` in one read-only snapshot (REPEATABLE READ) of the catalog.
+    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await withConnection { connection in
+                try await connection.withTransaction(logger: self.logger) { connection in
+                    try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: self.logger)
+                    return try await body(connection)
+                }
+            }
+        } catch {
+            throw Self.translated(error, url: url)
+        }
+    }
+
+    /// Runs one statement outside a transaction and collects its rows.
+    func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        do {
+            return try await withConnection { connection in try await connection.query(query, logger: self.logger).collect() }
+        } catch {
+            throw Self.translated(error, url: url)
+        }
+    }
+
+    /// Lends `body` a connection of the pool, waiting at most `connectionWait` for one
+    /// (`outageWait` while the change listener cannot reach the server either: 503s, not a
+    /// queue). A connection lent after the caller gave up is released unused.
+    private func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let wait = feed.problem == nil ? connectionWait : min(connectionWait, Self.outageWait)
+        let lease = LeaseGate()
+        let client = self.client
+        return try await withDeadline(wait, expiry: { lease.giveUp() ? self.unreachable(after: wait) : nil }) {
+            try await client.withConnection { connection in
+                guard lease.lend() else { throw CancellationError() }
+                return try await body(connection)
+            }
+        }
+    }
+
+    /// The error of an operation that got no connection in time, with what the listener
+    /// last heard when it tried to connect.
+    private func unreachable(after wait: Duration) -> SpotError {
+        let seconds = wait.components.seconds
+        if let problem = feed.problem { return SpotError(.unavailable, "the catalog has no connection for \(seconds) s: \(problem)") }
+        return SpotError(.unavailable, "the catalog has no connection to PostgreSQL at \(url.endpoint) for \(seconds) s; retry shortly")
+    }
+}
+
+/// Where one lease of `PostgresCatalog.withConnection` is: waiting for a connection, lent
+/// one, or given up on by its caller. Whichever of the last two comes first holds.
+private final class LeaseGate: Sendable {
+    private enum Phase { case waiting, lent, givenUp }
+
+    private let phase = Mutex(Phase.waiting)
+
+    /// Whether the body may use the connection just lent: not when the caller gave up.
+    func lend() -> Bool { move(to: .lent) }
+
+    /// Whether the caller may give up: only while no connection was lent.
+    func giveUp() -> Bool { move(to: .givenUp) }
+
+    private func move(to next: Phase) -> Bool {
+        phase.withLock { current in
+            guard current == .waiting else { return false }
+            current = next
+            return true
+        }
+    }
+}
