@@ -269,6 +269,18 @@ extension StorageService {
         return staged.digest
     }
 
+    /// Copies `blob` to `destination` (`spotstore migrate`), checking on the way that its
+    /// bytes still have its digest; the destination checks them again if it can (S3 does).
+    /// - Throws: `.invalidContent` when the bytes here no longer match their digest.
+    public func copyBlob(_ blob: StoredBlob, to destination: any BlobStore) async throws {
+        let staged = try await writer.stage(contents(of: blob.digest, range: 0..<blob.size), maxBytes: .max)
+        defer { try? FileManager.default.removeItem(atPath: staged.path) }
+        guard staged.digest == blob.digest else {
+            throw SpotError(.invalidContent, "blob \(blob.digest) reads as \(staged.digest) here; run `spotstore fsck --repair` on the store, restore or delete what uses it, then migrate again")
+        }
+        try await destination.store(fileAt: staged.path, as: staged.digest)
+    }
+
     /// What an operator can do about a damaged or missing blob.
     static func restoreAdvice(_ digest: SpotCore.Digest) -> String {
         "restore it with `spotstore restore FILE` (a copy whose SHA-256 is \(digest)) or delete what uses it"

@@ -77,14 +77,19 @@ struct StoreLayout {
     /// The catalog `backends` name, and how to close it.
     private func openCatalog() async throws -> (any Catalog, @Sendable () async -> Void) {
         guard let url = backends.catalogURL else { return (try SQLiteCatalog(path: catalogPath), {}) }
-        var logger = Logger(label: "spotstore.catalog")
-        logger.logLevel = .warning
-        let catalog = try await PostgresCatalog.connect(url: url, logger: logger)
+        let catalog = try await Self.connectPostgres(url)
         return (catalog, { await catalog.close() })
     }
 
+    /// The PostgreSQL catalog at `url`, logging warnings and errors.
+    static func connectPostgres(_ url: String) async throws -> PostgresCatalog {
+        var logger = Logger(label: "spotstore.catalog")
+        logger.logLevel = .warning
+        return try await PostgresCatalog.connect(url: url, logger: logger)
+    }
+
     /// The blob store `backends` name, and how to close it.
-    private func openBlobs(temporaryDirectory: String) async throws -> (any BlobStore, @Sendable () async -> Void) {
+    func openBlobs(temporaryDirectory: String) async throws -> (any BlobStore, @Sendable () async -> Void) {
         guard let url = backends.blobsURL else {
             return (try FileSystemBlobStore(root: blobsPath, temporaryDirectory: temporaryDirectory), {})
         }

@@ -1,0 +1,157 @@
+import ArgumentParser
+import CatalogPlanning
+import Catalogs
+import Foundation
+import PostgresCatalog
+import SpotCore
+import SpotService
+
+extension SpotStoreCommand {
+    /// `spotstore migrate --from ./storage --to-catalog postgres://… [--to-blobs s3://…]`.
+    struct Migrate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move a local store to PostgreSQL and an S3-compatible bucket.",
+            discussion: """
+                Copies every blob (its SHA-256 checked on the way, and by the object store on arrival), \
+                then users, tokens, claims, spots, objects, photo metadata, thumbnails, GPS-free copies, \
+                download tokens and the URL-signing key (signed URLs keep working) in one transaction. \
+                Stop the store's servers first. Interrupted, run it again: it skips blobs already there \
+                and rows already copied. A destination that holds anything else is refused. At the end \
+                it prints the counts of both sides, and exits 1 if they differ. Without --to-blobs the \
+                blobs stay in FROM/blobs: serve with --store FROM --catalog URL.
+                """)
+
+        @Option(help: ArgumentHelp("The store to move: its data directory.", valueName: "dir"))
+        var from: String = "./storage"
+
+        @Option(name: .customLong("to-catalog"), help: ArgumentHelp(
+            "The new catalog: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, an empty database.", valueName: "url"))
+        var toCatalog: String
+
+        @Option(name: .customLong("to-blobs"), help: ArgumentHelp(
+            "The new blob store: s3://BUCKET[/PREFIX], empty (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).",
+            valueName: "url"))
+        var toBlobs: String?
+
+        @Option(name: .customLong("s3-endpoint"), help: ArgumentHelp(
+            "The S3 server of --to-blobs, path-style addressing: http(s)://HOST[:PORT] (default AWS itself).", valueName: "url"))
+        var s3Endpoint: String?
+
+        func run() async throws {
+            let source = StoreLayout(root: from)
+            guard FileManager.default.fileExists(atPath: source.catalogPath) else {
+                throw SpotError(.notFound, "there is no store at \(from) (no catalog.sqlite); give its directory with --from DIR")
+            }
+            let destination = StoreLayout(
+                root: from, backends: Backends(catalogURL: toCatalog, blobsURL: toBlobs, s3Endpoint: s3Endpoint, environment: ProcessInfo.processInfo.environment))
+            try await source.withService { service in
+                guard let sourceCatalog = service.catalog as? SQLiteCatalog else { throw SpotError(.internal, "the source catalog is not SQLite") }
+                let key = try await source.signingKey(in: sourceCatalog, file: nil)
+                let storeID = BlobWriter.digest(of: key).hex
+                let catalog = try await StoreLayout.connectPostgres(toCatalog)
+                do {
+                    try await migrate(service, sourceCatalog, storeID: storeID, to: catalog, destination)
+                    await catalog.close()
+                } catch {
+                    await catalog.close()
+                    throw error
+                }
+            }
+        }
+
+        private func migrate(
+            _ service: StorageService, _ sourceCatalog: SQLiteCatalog, storeID: String, to catalog: PostgresCatalog, _ destination: StoreLayout
+        ) async throws {
+            let start = try await catalog.migrationStart(from: storeID)
+            var blobCounts: (source: BlobTally, destination: BlobTally)?
+            if toBlobs != nil {
+                let (blobs, closeBlobs) = try await destination.openBlobs(temporaryDirectory: service.configuration.temporaryDirectory)
+                do {
+                    if case .fresh = start, !(try await blobs.blobs(after: nil, limit: 1).isEmpty) {
+                        throw SpotError(.conflict, "the destination bucket already holds blobs at \(toBlobs ?? ""); give an empty bucket or prefix")
+                    }
+                    try await catalog.markMigration(from: storeID)
+                    blobCounts = try await copyBlobs(service, to: blobs)
+                    await closeBlobs()
+                } catch {
+                    await closeBlobs()
+                    throw error
+                }
+            } else {
+                try await catalog.markMigration(from: storeID)
+            }
+
+            var tables: [CatalogTable] = []
+            for name in CatalogTable.durable { tables.append(try sourceCatalog.exportTable(name)) }
+            progress("catalog: copying \(tables.map { "\($0.count) \($0.name)" }.joined(separator: ", "))")
+            try await catalog.importTables(tables)
+
+            let sourceRows = try sourceCatalog.rowCounts()
+            var destinationRows = try await catalog.rowCounts()
+            destinationRows["settings", default: 0] -= 1  // the migration's own mark
+            print("table".padding(toLength: 20, withPad: " ", startingAt: 0) + "      source  destination")
+            var differ = false
+            func line(_ name: String, _ here: String, _ there: String) {
+                print(name.padding(toLength: 20, withPad: " ", startingAt: 0) + String(repeating: " ", count: max(0, 12 - here.count)) + here
+                    + String(repeating: " ", count: max(0, 13 - there.count)) + there + (here == there ? "" : "  DIFFERENT"))
+                differ = differ || here != there
+            }
+            for name in CatalogTable.durable { line(name, "\(sourceRows[name] ?? 0)", "\(destinationRows[name] ?? 0)") }
+            if let blobCounts {
+                line("blobs", "\(blobCounts.source.count)", "\(blobCounts.destination.count)")
+                line("blob bytes", "\(blobCounts.source.bytes)", "\(blobCounts.destination.bytes)")
+            }
+            guard !differ else {
+                throw SpotError(.internal, "the counts differ; run the migration again, and if they still differ, keep using the old store and report it")
+            }
+            let blobsOption = toBlobs.map { " --blobs \($0)" + (s3Endpoint.map { " --s3-endpoint \($0)" } ?? "") } ?? " --store \(from)"
+            print("migrated \(start == .resumed ? "(resumed) " : "")to \(toCatalog.redactingPassword)\(toBlobs.map { " and \($0)" } ?? ""): serve with --catalog URL\(blobsOption)")
+        }
+
+        /// How many blobs and bytes a store holds.
+        struct BlobTally {
+            var count = 0
+            var bytes: Int64 = 0
+        }
+
+        /// Copies the blobs `destination` lacks, then tallies both sides.
+        private func copyBlobs(_ service: StorageService, to destination: any BlobStore) async throws -> (source: BlobTally, destination: BlobTally) {
+            var blobs: [StoredBlob] = []
+            for try await blob in service.blobs.allBlobs() { blobs.append(blob) }
+            let total = blobs.reduce(Int64(0)) { $0 + $1.size }
+            var done = BlobTally(), copied = 0
+            var lastReport = ContinuousClock.now
+            for blob in blobs {
+                if try await destination.size(of: blob.digest) != blob.size {
+                    try await service.copyBlob(blob, to: destination)
+                    copied += 1
+                }
+                done.count += 1
+                done.bytes += blob.size
+                if ContinuousClock.now - lastReport > .seconds(2) || done.count == blobs.count {
+                    lastReport = .now
+                    progress("blobs: \(done.count) of \(blobs.count) (\(describeBytes(done.bytes)) of \(describeBytes(total))), \(copied) copied, \(done.count - copied) there already")
+                }
+            }
+            var there = BlobTally()
+            for try await blob in destination.allBlobs() {
+                there.count += 1
+                there.bytes += blob.size
+            }
+            return (BlobTally(count: blobs.count, bytes: total), there)
+        }
+
+        private func progress(_ line: String) {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+    }
+}
+
+extension String {
+    /// A URL with its password, if any, replaced by `***`, for messages.
+    var redactingPassword: String {
+        guard var components = URLComponents(string: self), components.password != nil else { return self }
+        components.password = "***"
+        return components.string ?? self
+    }
+}

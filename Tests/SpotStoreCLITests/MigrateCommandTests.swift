@@ -1,0 +1,103 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import TestSupport
+
+extension BinaryTests {
+    /// `spotstore migrate` moves a local store to the real PostgreSQL and S3 servers of
+    /// `bin/test-services`: everything reads back the same through a server on the new
+    /// backends, a second run continues without duplicating, another store is refused.
+    @Suite(.enabled(if: TestServers.s3Enabled && PostgresTestServer.isEnabled))
+    struct MigrateCommandTests {
+        /// Object name → "MD5 size".
+        typealias Listing = [String: String]
+
+        @Test func aStoreMovesToPostgreSQLAndS3WithNothingLost() async throws {
+            let root = try RulesCommandTests.temporaryDirectory()
+            let store = root + "/storage"
+            let alice = try RulesCommandTests.addUser("alice", store: store, claims: ["role=editor"])
+            _ = try RulesCommandTests.addUser("bob", store: store)
+            let ingest = try BinaryTests.run(["ingest", fixturesDirectory + "/geotagged", "--store", store, "--as", "alice"])
+            #expect(ingest.status == 0, "\(ingest.stderr)")
+            let request = DiskFullTests.request
+            let media = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+
+            // The source, through its own server: a media file, a download token, a signed URL.
+            let (source, sourceURL) = try await BinaryTests.startServer(store: store)
+            #expect(try await request("PUT", "\(sourceURL)/v0/b/users/o/alice%2Fnotes.bin", alice, media).0 == 200)
+            let before = try await listing(sourceURL, alice)
+            let photoName = try #require(before.keys.sorted().first { $0.hasSuffix(".jpg") })
+            let photoPath = photoName.replacingOccurrences(of: "/", with: "%2F")
+            let (_, original) = try await request("GET", "\(sourceURL)/v0/b/spots/o/\(photoPath)?alt=media", alice, nil)
+            let (_, thumbnail) = try await request("GET", "\(sourceURL)/v0/b/spots/o/\(photoPath)?alt=thumbnail&size=256", alice, nil)
+            let tokenRun = try BinaryTests.run(["download-tokens", "add", "spots/\(photoName)", "--server", sourceURL, "--token", alice])
+            #expect(tokenRun.status == 0, "\(tokenRun.stderr)")
+            let tokenURL = try #require(tokenRun.stdout.split(separator: "\n").first { $0.hasPrefix("http") }.map(String.init))
+            let (_, signed) = try await request("GET", "\(sourceURL)/v0/b/spots/o/\(photoPath)?alt=signedUrl", alice, nil)
+            let signedURL = try #require(try JSONSerialization.jsonObject(with: Data(signed)) as? [String: Any])["url"] as? String
+            source.terminate()
+            source.waitUntilExit()
+
+            let database = try await PostgresTestServer.createDatabase()
+            let catalogURL = try PostgresTestServer.url(ofDatabase: database)
+            let (endpoint, bucket) = try TestServers.s3()
+            let blobsURL = "s3://\(bucket)/cli-tests/\(UUID().uuidString)"
+            let migrate = ["migrate", "--from", store, "--to-catalog", catalogURL, "--to-blobs", blobsURL, "--s3-endpoint", endpoint]
+            let first = try BinaryTests.run(migrate)
+            #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+            #expect(!first.stdout.contains("DIFFERENT") && first.stdout.contains("download_tokens"), "\(first.stdout)")
+            #expect(first.stderr.contains("blobs: ") && first.stderr.contains("copied"), "\(first.stderr)")
+
+            // Again: it continues, copies nothing twice, and the counts still match.
+            let second = try BinaryTests.run(migrate)
+            #expect(second.status == 0 && second.stdout.contains("(resumed)"), "\(second.stdout)\(second.stderr)")
+            #expect(second.stderr.contains(", 0 copied"), "\(second.stderr)")
+
+            // Another store into the same destination is refused, and so is a non-empty bucket.
+            let other = root + "/other"
+            _ = try RulesCommandTests.addUser("carol", store: other)
+            let refused = try BinaryTests.run(["migrate", "--from", other, "--to-catalog", catalogURL, "--to-blobs", blobsURL, "--s3-endpoint", endpoint])
+            #expect(refused.status != 0 && refused.stderr.contains("another store"), "\(refused.stderr)")
+            let otherDatabase = try await PostgresTestServer.createDatabase()
+            let intoUsedBucket = try BinaryTests.run([
+                "migrate", "--from", other, "--to-catalog", try PostgresTestServer.url(ofDatabase: otherDatabase), "--to-blobs", blobsURL, "--s3-endpoint", endpoint,
+            ])
+            #expect(intoUsedBucket.status != 0 && intoUsedBucket.stderr.contains("already holds blobs"), "\(intoUsedBucket.stderr)")
+
+            // A server on the new backends, with a store directory of its own, serves the same.
+            let environment = ["SPOTSTORE_CATALOG": catalogURL, "SPOTSTORE_BLOBS": blobsURL, "SPOTSTORE_S3_ENDPOINT": endpoint]
+            let (moved, movedURL) = try await BinaryTests.startServer(store: root + "/node", environment: environment)
+            defer { moved.terminate() }
+            #expect(try await listing(movedURL, alice) == before)
+            #expect(try await request("GET", "\(movedURL)/v0/b/spots/o/\(photoPath)?alt=media", alice, nil).1 == original)
+            #expect(try await request("GET", "\(movedURL)/v0/b/spots/o/\(photoPath)?alt=thumbnail&size=256", alice, nil).1 == thumbnail)
+            #expect(try await request("GET", "\(movedURL)/v0/b/users/o/alice%2Fnotes.bin?alt=media", alice, nil).1 == media)
+            for url in [tokenURL, try #require(signedURL)] {
+                let (bytes, response) = try await URLSession.shared.data(from: try #require(URL(string: url.replacingOccurrences(of: sourceURL, with: movedURL))))
+                #expect((response as? HTTPURLResponse)?.statusCode == 200 && [UInt8](bytes) == original, "\(url)")
+            }
+            let fsck = try BinaryTests.run(["fsck", "--store", root + "/node"], environment: environment)
+            #expect(fsck.status == 0, "\(fsck.stdout)\(fsck.stderr)")
+
+            try await PostgresTestServer.dropDatabase(database)
+            try await PostgresTestServer.dropDatabase(otherDatabase)
+        }
+
+        /// Every object of the spots bucket and of alice's folder, by name, with its MD5 and size as listed.
+        private func listing(_ server: String, _ token: String) async throws -> Listing {
+            var objects: Listing = [:]
+            for (bucket, query) in [("spots", ""), ("users", "?prefix=alice%2F")] {
+                let (status, body) = try await DiskFullTests.request("GET", "\(server)/v0/b/\(bucket)/o\(query)", token: token)
+                #expect(status == 200)
+                let items = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])["items"] as? [[String: Any]] ?? []
+                for item in items {
+                    let name = try #require(item["name"] as? String)
+                    objects[bucket == "spots" ? name : "users:" + name] = "\(item["md5Hash"] as? String ?? "") \(item["size"] as? String ?? "")"
+                }
+            }
+            return objects
+        }
+    }
+}
