@@ -1,42 +1,109 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// An element of one of S3's small XML answers: its name, text and children.
-struct XMLTree: Sendable {
+///
+/// Read by a small scanner of its own, not Foundation's `XMLParser`, which crashed the
+/// server (a trap inside `_NSXMLParserStartElementNs`) while several event-loop threads
+/// parsed answers at once.
+struct XMLTree: Sendable, Equatable {
     var name: String
     var text = ""
     var children: [XMLTree] = []
 
-    /// The document's root element, or `nil` when `bytes` is not well-formed XML.
+    /// The document's root element, or `nil` when `bytes` is not well-formed XML (an
+    /// unclosed or mismatched element, an unknown entity, text outside the root).
     static func parse(_ bytes: [UInt8]) -> XMLTree? {
-        let builder = TreeBuilder()
-        let parser = XMLParser(data: Data(bytes))
-        parser.delegate = builder
-        guard parser.parse() else { return nil }
-        return builder.stack.first?.children.first
+        var scanner = XMLScanner(text: String(decoding: bytes, as: UTF8.self))
+        return scanner.document()
     }
 
     func child(_ name: String) -> XMLTree? { children.first { $0.name == name } }
     func children(_ name: String) -> [XMLTree] { children.filter { $0.name == name } }
+}
 
-    /// Builds the tree on a stack of open elements (the bottom one holds the root).
-    private final class TreeBuilder: NSObject, XMLParserDelegate {
+/// Elements, attributes (skipped), text with the five predefined and numeric character
+/// references, CDATA, comments, the XML declaration and a DOCTYPE: all S3 sends.
+private struct XMLScanner {
+    let text: String
+    var position: String.Index
+
+    init(text: String) {
+        self.text = text
+        self.position = text.startIndex
+    }
+
+    mutating func document() -> XMLTree? {
         var stack = [XMLTree(name: "")]
-
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
-            stack.append(XMLTree(name: name))
+        while position < text.endIndex {
+            if text[position] != "<" {
+                let end = text[position...].firstIndex(of: "<") ?? text.endIndex
+                guard let decoded = Self.decode(text[position..<end]) else { return nil }
+                if stack.count > 1 {
+                    stack[stack.count - 1].text += decoded
+                } else if !decoded.allSatisfy(\.isWhitespace) {
+                    return nil
+                }
+                position = end
+            } else if skip(over: "<?", to: "?>") || skip(over: "<!--", to: "-->") || skip(over: "<!DOCTYPE", to: ">") {
+                continue
+            } else if text[position...].hasPrefix("<![CDATA[") {
+                let start = text.index(position, offsetBy: 9)
+                guard stack.count > 1, let end = text.range(of: "]]>", range: start..<text.endIndex) else { return nil }
+                stack[stack.count - 1].text += text[start..<end.lowerBound]
+                position = end.upperBound
+            } else {
+                guard let close = text[position...].firstIndex(of: ">") else { return nil }
+                let tag = text[text.index(after: position)..<close]
+                position = text.index(after: close)
+                if tag.hasPrefix("/") {
+                    guard stack.count > 1, stack.last?.name == tag.dropFirst().trimmingCharacters(in: .whitespaces) else { return nil }
+                    let element = stack.removeLast()
+                    stack[stack.count - 1].children.append(element)
+                } else {
+                    let selfClosing = tag.hasSuffix("/")
+                    let name = String(tag.prefix { !$0.isWhitespace && $0 != "/" })
+                    guard !name.isEmpty, stack.count > 1 || stack[0].children.isEmpty else { return nil }
+                    if selfClosing {
+                        stack[stack.count - 1].children.append(XMLTree(name: name))
+                    } else {
+                        stack.append(XMLTree(name: name))
+                    }
+                }
+            }
         }
+        guard stack.count == 1, stack[0].children.count == 1 else { return nil }
+        return stack[0].children[0]
+    }
 
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            stack[stack.count - 1].text += string
-        }
+    /// Skips from `opener` to past `closer` when the text at the position starts with `opener`.
+    private mutating func skip(over opener: String, to closer: String) -> Bool {
+        guard text[position...].hasPrefix(opener), let end = text.range(of: closer, range: position..<text.endIndex) else { return false }
+        position = end.upperBound
+        return true
+    }
 
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            let element = stack.removeLast()
-            stack[stack.count - 1].children.append(element)
+    /// `text` with its character references replaced, `nil` for an unknown one.
+    private static func decode(_ text: Substring) -> String? {
+        guard text.contains("&") else { return String(text) }
+        let named: [Substring: Character] = ["amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'"]
+        var decoded = ""
+        var rest = text
+        while let ampersand = rest.firstIndex(of: "&") {
+            decoded += rest[..<ampersand]
+            guard let semicolon = rest[ampersand...].firstIndex(of: ";") else { return nil }
+            let reference = rest[rest.index(after: ampersand)..<semicolon]
+            if let character = named[reference] {
+                decoded.append(character)
+            } else if reference.hasPrefix("#x"), let code = UInt32(reference.dropFirst(2), radix: 16), let scalar = Unicode.Scalar(code) {
+                decoded.unicodeScalars.append(scalar)
+            } else if reference.hasPrefix("#"), let code = UInt32(reference.dropFirst()), let scalar = Unicode.Scalar(code) {
+                decoded.unicodeScalars.append(scalar)
+            } else {
+                return nil
+            }
+            rest = rest[rest.index(after: semicolon)...]
         }
+        return decoded + rest
     }
 }
 
