@@ -1,4 +1,5 @@
 import Foundation
+import SpotCore
 
 /// One catalog table as `spotstore migrate` moves it from one backend to another.
 package struct CatalogTable: Sendable {
@@ -29,12 +30,5 @@ package struct CatalogTable: Sendable {
     package static func camelCase(_ name: String) -> String {
         let words = name.split(separator: "_")
         return words.enumerated().map { $0.offset == 0 ? String($0.element) : $0.element.prefix(1).uppercased() + $0.element.dropFirst() }.joined()
-    }
-
-    /// `name` in snake case: `placeDistanceKm` → `place_distance_km`.
-    package static func snakeCase(_ name: String) -> String {
-        name.reduce(into: "") { snake, character in
-            if character.isUppercase { snake += "_" + character.lowercased() } else { snake.append(character) }
-        }
     }
 }

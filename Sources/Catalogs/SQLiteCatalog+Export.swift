@@ -1,6 +1,7 @@
 import CatalogPlanning
 import Foundation
 import GRDB
+import SpotCore
 
 extension SQLiteCatalog {
     /// Table `name` (snake case, one of `CatalogTable.durable`) in insertion order, for
@@ -8,11 +9,11 @@ extension SQLiteCatalog {
     package func exportTable(_ name: String) throws -> CatalogTable {
         try readNow { db in
             let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(CatalogTable.camelCase(name)) ORDER BY rowid")
-            let columns = try db.columns(in: CatalogTable.camelCase(name)).map { CatalogTable.snakeCase($0.name) }
+            let columns = try db.columns(in: CatalogTable.camelCase(name)).map { $0.name.snakeCased }
             let objects: [[String: Any]] = rows.map { row in
                 var object: [String: Any] = [:]
                 for (column, value) in zip(row.columnNames, row.databaseValues) {
-                    object[CatalogTable.snakeCase(column)] = Self.json(value)
+                    object[column.snakeCased] = Self.json(value)
                 }
                 return object
             }

@@ -1,6 +1,7 @@
 import CatalogPlanning
 import Foundation
 import Logging
+import Metrics
 import PostgresNIO
 import SpotCore
 import Synchronization
@@ -121,7 +122,7 @@ public final class PostgresCatalog: Catalog {
         var attempt = 1
         while true {
             do {
-                let value = try await withConnection { connection in
+                let value = try await withConnection("write") { connection in
                     try await connection.withTransaction(logger: self.logger) { connection in
                         let value = try await body(connection)
                         try await connection.query("SELECT pg_notify(\(PostgresChangeFeed.channel), '')", logger: self.logger)
@@ -141,7 +142,7 @@ public final class PostgresCatalog: Catalog {
     /// Runs `body` in one read-only snapshot (REPEATABLE READ) of the catalog.
     func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         do {
-            return try await withConnection { connection in
+            return try await withConnection("read") { connection in
                 try await connection.withTransaction(logger: self.logger) { connection in
                     try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: self.logger)
                     return try await body(connection)
@@ -155,7 +156,7 @@ public final class PostgresCatalog: Catalog {
     /// Runs one statement outside a transaction and collects its rows.
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         do {
-            return try await withConnection { connection in try await connection.query(query, logger: self.logger).collect() }
+            return try await withConnection("statement") { connection in try await connection.query(query, logger: self.logger).collect() }
         } catch {
             throw Self.translated(error, url: url)
         }
@@ -163,17 +164,33 @@ public final class PostgresCatalog: Catalog {
 
     /// Lends `body` a connection of the pool, waiting at most `connectionWait` for one
     /// (`outageWait` while the change listener cannot reach the server either: 503s, not a
-    /// queue). A connection lent after the caller gave up is released unused.
-    private func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    /// queue). A connection lent after the caller gave up is released unused. Each call is
+    /// counted (swift-metrics) by `kind` (write, read, statement) and outcome (ok; refused:
+    /// a rule such as the spot's limit said no; failed), with its time.
+    private func withConnection<T: Sendable>(_ kind: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let wait = feed.problem == nil ? connectionWait : min(connectionWait, Self.outageWait)
         let lease = LeaseGate()
         let client = self.client
-        return try await withDeadline(wait, expiry: { lease.giveUp() ? self.unreachable(after: wait) : nil }) {
-            try await client.withConnection { connection in
-                guard lease.lend() else { throw CancellationError() }
-                return try await body(connection)
+        let started = ContinuousClock.now
+        do {
+            let value = try await withDeadline(wait, expiry: { lease.giveUp() ? self.unreachable(after: wait) : nil }) {
+                try await client.withConnection { connection in
+                    guard lease.lend() else { throw CancellationError() }
+                    return try await body(connection)
+                }
             }
+            Self.record(kind, outcome: "ok", since: started)
+            return value
+        } catch {
+            let refused = (error as? SpotError).map { $0.kind != .unavailable && $0.kind != .internal } ?? false
+            Self.record(kind, outcome: refused ? "refused" : "failed", since: started)
+            throw error
         }
+    }
+
+    private static func record(_ kind: String, outcome: String, since started: ContinuousClock.Instant) {
+        Counter(label: "spotstore_catalog_transactions_total", dimensions: [("kind", kind), ("outcome", outcome)]).increment()
+        Timer(label: "spotstore_catalog_transaction_duration_seconds", dimensions: [("kind", kind)]).record(duration: ContinuousClock.now - started)
     }
 
     /// The error of an operation that got no connection in time, with what the listener

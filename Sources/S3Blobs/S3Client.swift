@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Metrics
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -22,6 +23,21 @@ struct S3Request: Sendable {
     var window: (skip: Int, count: Int)?
 
     static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    /// The S3 operation, for metrics: `GetObject`, `PutObject`, `UploadPart`, `ListObjectsV2`, …
+    var operation: String {
+        let has = { (name: String) in query.contains { $0.name == name } }
+        switch (method, key) {
+        case (.GET, nil): return has("list-type") ? "ListObjectsV2" : "GetBucket"
+        case (.HEAD, nil): return "HeadBucket"
+        case (.GET, _): return "GetObject"
+        case (.HEAD, _): return "HeadObject"
+        case (.PUT, _): return has("partNumber") ? "UploadPart" : "PutObject"
+        case (.POST, _): return has("uploadId") ? "CompleteMultipartUpload" : "CreateMultipartUpload"
+        case (.DELETE, _): return has("uploadId") ? "AbortMultipartUpload" : "DeleteObject"
+        default: return method.rawValue
+        }
+    }
 }
 
 /// An answer with its body read (bounded: see `S3Client.send`).
@@ -60,12 +76,16 @@ struct S3Client: Sendable {
         let policy = configuration.retry
         var attempt = 1
         while true {
+            let started = ContinuousClock.now
             do {
                 let response = try await sendOnce(request)
+                Self.record(request, status: String(response.status.code), since: started)
                 guard attempt < policy.attempts, Self.isTransient(response) else { return response }
             } catch let error where error is SpotError || error is CancellationError {
+                Self.record(request, status: "error", since: started)
                 throw error
             } catch {
+                Self.record(request, status: "error", since: started)
                 guard attempt < policy.attempts else {
                     throw SpotError(.unavailable, "cannot reach the S3 endpoint \(configuration.endpoint.url) (\(Self.reason(error))) after \(attempt) attempts: is it running? check --s3-endpoint")
                 }
@@ -73,6 +93,14 @@ struct S3Client: Sendable {
             try await Task.sleep(for: policy.delay(after: attempt))
             attempt += 1
         }
+    }
+
+    /// Counts one try of `request` (swift-metrics), by operation and status (`error`: no
+    /// answer), with its latency.
+    static func record(_ request: S3Request, status: String, since started: ContinuousClock.Instant) {
+        let operation = request.operation
+        Counter(label: "spotstore_s3_requests_total", dimensions: [("operation", operation), ("status", status)]).increment()
+        Timer(label: "spotstore_s3_request_duration_seconds", dimensions: [("operation", operation)]).record(duration: ContinuousClock.now - started)
     }
 
     /// Whether another try may get a better answer.

@@ -68,7 +68,8 @@ package struct RequestLog {
     /// `duration` in milliseconds with one decimal, like `12.3` (no `String(format:)`: it
     /// costs more than the rest of the line).
     static func milliseconds(_ duration: Duration) -> String {
-        let tenths = Int((Metrics.seconds(duration) * 10_000).rounded())
+        let (seconds, attoseconds) = duration.components
+        let tenths = Int(seconds) * 10_000 + Int((Double(attoseconds) / 1e14).rounded())
         return "\(tenths / 10).\(tenths % 10)"
     }
 

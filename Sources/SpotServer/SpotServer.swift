@@ -80,9 +80,11 @@ public enum SpotServer {
     /// in-flight ones finish (up to `configuration.uploadDrainTimeout`; GETs are still
     /// served), then the server stops taking connections and returns. Throws when uploads
     /// were still running at the timeout.
-    public static func serve(service: StorageService, configuration: ServerConfiguration, rules: any RulesRevision, logger: Logger) async throws {
+    public static func serve(
+        service: StorageService, configuration: ServerConfiguration, rules: any RulesRevision, metrics: Metrics, logger: Logger
+    ) async throws {
         let gate = UploadGate()
-        let app = makeApplication(service: service, configuration: configuration, logger: logger, gate: gate, rules: rules)
+        let app = makeApplication(service: service, configuration: configuration, logger: logger, metrics: metrics, gate: gate, rules: rules)
         // Services stop in reverse order: the drain first, then the HTTP server.
         let group = ServiceGroup(configuration: .init(
             services: [app, UploadDrain(gate: gate, timeout: configuration.uploadDrainTimeout, logger: logger)],

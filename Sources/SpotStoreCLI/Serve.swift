@@ -5,6 +5,8 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import Metrics
+import Prometheus
 import SpotServer
 
 extension SpotStoreCommand {
@@ -87,9 +89,12 @@ extension SpotStoreCommand {
                 host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
                 uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout),
                 addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)))
+            // The backends' metrics (swift-metrics) land in the registry /metrics renders.
+            let metrics = Metrics()
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
             try await layout.withService(serving: true, policy: policy, signingKeyFile: signingKey) { service in
                 logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])
-                try await SpotServer.serve(service: service, configuration: configuration, rules: policy, logger: logger)
+                try await SpotServer.serve(service: service, configuration: configuration, rules: policy, metrics: metrics, logger: logger)
             }
         }
 

@@ -57,6 +57,16 @@ extension BinaryTests {
             let (downloaded, response) = try await URLSession.shared.data(from: try #require(URL(string: onSecond)))
             #expect((response as? HTTPURLResponse)?.statusCode == 200 && [UInt8](downloaded) == photo)
 
+            // The backends' own metrics reach /metrics: catalog transactions and S3 requests.
+            let metrics = String(decoding: try await URLSession.shared.data(from: try #require(URL(string: "\(firstURL)/metrics"))).0, as: UTF8.self)
+            if environment["SPOTSTORE_BLOBS"] != nil {
+                #expect(metrics.contains(#"spotstore_s3_requests_total{operation="PutObject",status="200"}"#), "\(metrics)")
+                #expect(metrics.contains(#"spotstore_s3_request_duration_seconds_count{operation="PutObject"}"#))
+            }
+            if environment["SPOTSTORE_CATALOG"] != nil {
+                #expect(metrics.contains(#"spotstore_catalog_transactions_total{kind="write",outcome="ok"}"#), "\(metrics)")
+            }
+
             // A revoke through the CLI is refused by both servers at once.
             #expect(try await put("GET", "\(firstURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 200)
             #expect(try await put("GET", "\(secondURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 200)
