@@ -86,7 +86,7 @@ extension SpotStoreCommand {
             let configuration = ServerConfiguration(
                 host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
                 uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout),
-                addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)))
+                addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)), backends: layout.backendNames)
             try await layout.withService(serving: true, policy: policy, signingKeyFile: signingKey) { service in
                 logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])
                 try await SpotServer.serve(service: service, configuration: configuration, rules: policy, logger: logger)
