@@ -119,7 +119,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            exclude: ["botocore_sign.py", "tcp_relay.py"]
+            exclude: ["botocore_sign.py"]
         ),
         .testTarget(
             name: "CatalogsTests",
@@ -144,7 +144,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Tests/TestSupport"
+            path: "Tests/TestSupport",
+            exclude: ["tcp_relay.py"]
         ),
         .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "TestSupport"]),

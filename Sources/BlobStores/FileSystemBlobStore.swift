@@ -32,6 +32,13 @@ public struct FileSystemBlobStore: BlobStore {
         return "\(root)/sha256/\(hex.prefix(2))/\(hex.dropFirst(2).prefix(2))/\(hex)"
     }
 
+    /// Whether the blob and temp directories are still there and writable.
+    public func checkHealth() throws {
+        for directory in ["\(root)/sha256", incomingPath] where access(directory, W_OK | X_OK) != 0 {
+            throw SpotError(.unavailable, "the blob directory \(directory) cannot be written: \(String(cString: strerror(errno)))")
+        }
+    }
+
     public func store(fileAt source: String, as digest: Digest) async throws {
         try await Self.durably { try storeNow(fileAt: source, as: digest) }
     }

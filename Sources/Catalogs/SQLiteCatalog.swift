@@ -76,6 +76,11 @@ public struct SQLiteCatalog: Catalog {
         try dbWriter.read(body)
     }
 
+    /// Reads the schema's first page.
+    public func checkHealth() throws {
+        _ = try readNow { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
+    }
+
     /// The connection settings every catalog connection uses.
     static func makeConfiguration() -> Configuration {
         var config = Configuration()

@@ -162,6 +162,11 @@ public final class PostgresCatalog: Catalog {
         }
     }
 
+    /// `SELECT 1` on a connection of the pool.
+    public func checkHealth() async throws {
+        _ = try await query("SELECT 1")
+    }
+
     /// Lends `body` a connection of the pool, waiting at most `connectionWait` for one
     /// (`outageWait` while the change listener cannot reach the server either: 503s, not a
     /// queue). A connection lent after the caller gave up is released unused. Each call is

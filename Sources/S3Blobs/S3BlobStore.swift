@@ -26,17 +26,28 @@ public struct S3BlobStore: BlobStore {
     public static func open(_ configuration: S3Configuration) async throws -> S3BlobStore {
         let store = S3BlobStore(client: S3Client(configuration: configuration))
         do {
-            let doing = "cannot use s3://\(configuration.location.bucket)/\(configuration.location.prefix)"
-            let response = try await store.client.send(store.listRequest(after: nil, limit: 1))
-            guard response.status == .ok else { throw store.client.failure(response, doing) }
-            guard ListBucketPage(response.body) != nil else {
-                throw SpotError(.internal, "\(doing): \(configuration.endpoint.url) did not answer a listing like an S3 server: check --s3-endpoint")
-            }
+            try await store.checkAccess(retry: nil)
         } catch {
             try? await store.shutdown()
             throw error
         }
         return store
+    }
+
+    /// One listing of a single key, tried once.
+    public func checkHealth() async throws {
+        try await checkAccess(retry: RetryPolicy(attempts: 1))
+    }
+
+    /// Lists one key, retried as `retry` says (the configuration's policy when `nil`), and
+    /// throws unless the answer is a listing.
+    private func checkAccess(retry: RetryPolicy?) async throws {
+        let doing = "cannot use s3://\(configuration.location.bucket)/\(configuration.location.prefix)"
+        let response = try await client.send(listRequest(after: nil, limit: 1), retry: retry)
+        guard response.status == .ok else { throw client.failure(response, doing) }
+        guard ListBucketPage(response.body) != nil else {
+            throw SpotError(.internal, "\(doing): \(configuration.endpoint.url) did not answer a listing like an S3 server: check --s3-endpoint")
+        }
     }
 
     /// Closes the connections; the store cannot be used afterwards.

@@ -71,9 +71,10 @@ struct S3Client: Sendable {
     /// Sends `request`, again after a backoff while the answer is a 5xx, `SlowDown` or
     /// `RequestTimeout`, or the connection fails, up to the policy's attempts. The last
     /// answer is returned whatever its status; when the last try got no answer at all this
-    /// throws `.unavailable`. Bodies are read up to 8 MiB, or the request's window.
-    func send(_ request: S3Request) async throws -> S3Response {
-        let policy = configuration.retry
+    /// throws `.unavailable`. Bodies are read up to 8 MiB, or the request's window. `retry`
+    /// replaces the configuration's policy.
+    func send(_ request: S3Request, retry: RetryPolicy? = nil) async throws -> S3Response {
+        let policy = retry ?? configuration.retry
         var attempt = 1
         while true {
             let started = ContinuousClock.now
@@ -87,7 +88,7 @@ struct S3Client: Sendable {
             } catch {
                 Self.record(request, status: "error", since: started)
                 guard attempt < policy.attempts else {
-                    throw SpotError(.unavailable, "cannot reach the S3 endpoint \(configuration.endpoint.url) (\(Self.reason(error))) after \(attempt) attempts: is it running? check --s3-endpoint")
+                    throw SpotError(.unavailable, "cannot reach the S3 endpoint \(configuration.endpoint.url) (\(Self.reason(error))) after \(attempt) attempt\(attempt == 1 ? "" : "s"): is it running? check --s3-endpoint")
                 }
             }
             try await Task.sleep(for: policy.delay(after: attempt))

@@ -32,6 +32,11 @@ public protocol BlobStore: Sendable {
     /// when `nil`); fewer (or none) at the end. Blobs stored or removed while a walk runs
     /// may or may not appear in it; none appears twice.
     func blobs(after: Digest?, limit: Int) async throws -> [StoredBlob]
+
+    /// Returns when the store can be reached and used now (`/healthz?deep=1`): one cheap
+    /// request or system call, tried once.
+    /// - Throws: a `SpotError` saying what is wrong (no server, no bucket, no directory).
+    func checkHealth() async throws
 }
 
 extension BlobStore {

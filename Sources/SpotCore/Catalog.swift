@@ -158,6 +158,13 @@ public protocol Catalog: Sendable {
 
     /// Objects, logical and unique bytes, thumbnails, and per-bucket counts.
     func statistics() async throws -> CatalogStatistics
+
+    // MARK: Health
+
+    /// Returns when the catalog answers a trivial query now (`/healthz?deep=1`); cheap, and
+    /// as quick to fail as the backend allows.
+    /// - Throws: `SpotError(.unavailable)` saying what is wrong (no server, no connection).
+    func checkHealth() async throws
 }
 
 /// An object with what deciding on a read of it needs: `Catalog.objectForReading(at:)`.

@@ -43,10 +43,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func response(status: HTTPResponse.Status, message: String) -> Response {
-        var headers = HTTPFields.json
-        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
-        if status == .tooManyRequests { headers[.retryAfter] = String(FailedAuthenticationLimiter.windowSeconds) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ErrorBody.json(status: status, message: message)))
+        Response(status: status, headers: .json(status), body: .init(byteBuffer: ErrorBody.json(status: status, message: message)))
     }
 }
 
@@ -62,4 +59,21 @@ extension ErrorBody {
 extension HTTPFields {
     /// The headers every JSON answer starts from: `Content-Type: application/json; charset=utf-8`.
     static var json: HTTPFields { [.contentType: "application/json; charset=utf-8"] }
+
+    /// How long a client is told to wait before retrying a 503: a backend that went away
+    /// is reconnected to on the next request once it is back.
+    static let unavailableRetrySeconds = 2
+
+    /// The headers of a JSON answer with `status`: `WWW-Authenticate` with 401, `Retry-After`
+    /// with 429 and 503.
+    static func json(_ status: HTTPResponse.Status) -> HTTPFields {
+        var headers = HTTPFields.json
+        switch status {
+        case .unauthorized: headers[.wwwAuthenticate] = "Bearer"
+        case .tooManyRequests: headers[.retryAfter] = String(FailedAuthenticationLimiter.windowSeconds)
+        case .serviceUnavailable: headers[.retryAfter] = String(unavailableRetrySeconds)
+        default: break
+        }
+        return headers
+    }
 }

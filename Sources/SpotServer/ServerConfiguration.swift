@@ -15,12 +15,16 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// The public URL and the proxies whose forwarding headers are believed.
     public var addressing: ClientAddressing
+    /// The kinds of the service's backends, as `/healthz` names them.
+    public var backends: BackendNames
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20,
-        uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60), addressing: ClientAddressing = .init()
+        uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60), addressing: ClientAddressing = .init(),
+        backends: BackendNames = .init()
     ) {
         self.addressing = addressing
+        self.backends = backends
         self.uploadDrainTimeout = uploadDrainTimeout
         self.idleTimeout = idleTimeout
         self.host = host

@@ -33,7 +33,7 @@ public enum SpotServer {
         }
         router.add(middleware: ErrorMiddleware(metrics: metrics))
         let api = ObjectRoutes(service: service, limiter: limiter, addressing: configuration.addressing, metrics: metrics, gate: gate, kept: kept)
-        router.get("/healthz") { _, _ in "ok\n" }
+        router.get("/healthz", use: HealthRoutes(catalog: service.catalog, blobs: service.blobs, backends: configuration.backends).get)
         router.head("/healthz") { _, _ in HTTPResponse.Status.ok }
         router.get("/metrics") { _, _ in
             var headers = HTTPFields()

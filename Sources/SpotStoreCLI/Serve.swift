@@ -88,7 +88,7 @@ extension SpotStoreCommand {
             let configuration = ServerConfiguration(
                 host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
                 uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout),
-                addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)))
+                addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)), backends: layout.backendNames)
             // The backends' metrics (swift-metrics) land in the registry /metrics renders.
             let metrics = Metrics()
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))

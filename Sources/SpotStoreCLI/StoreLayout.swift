@@ -10,6 +10,7 @@ import Logging
 import PostgresCatalog
 import S3Blobs
 import SpotCore
+import SpotServer
 import SpotService
 import Synchronization
 
@@ -73,6 +74,11 @@ struct StoreLayout {
 
     /// Whether the catalog is the embedded `catalog.sqlite` under the root.
     var hasEmbeddedCatalog: Bool { backends.catalogURL == nil }
+
+    /// The kinds of backends `withService` opens, as `/healthz` names them.
+    var backendNames: BackendNames {
+        BackendNames(catalog: hasEmbeddedCatalog ? "sqlite" : "postgresql", blobs: backends.blobsURL == nil ? "files" : "s3")
+    }
 
     /// The catalog `backends` name, and how to close it.
     private func openCatalog() async throws -> (any Catalog, @Sendable () async -> Void) {

@@ -23,6 +23,7 @@ public struct BlobStoreConformance: Sendable {
         try await identicalBytesAreStoredOnce()
         try await removesBlobs()
         try await enumeratesInPagesInDigestOrder()
+        try await aWorkingStoreIsHealthy()
     }
 
     func staged(_ bytes: [UInt8], in scratch: String) throws -> (path: String, digest: Digest) {
@@ -45,6 +46,15 @@ public struct BlobStoreConformance: Sendable {
         let small = Array("thumbnail".utf8)
         try await store.store(small, as: BlobWriter.digest(of: small))
         #expect(try await store.read(BlobWriter.digest(of: small)) == small)
+    }
+
+    /// `checkHealth()` returns on a store that works, empty or not.
+    func aWorkingStoreIsHealthy() async throws {
+        let (store, _) = try await makeStore()
+        try await store.checkHealth()
+        let bytes = Array("healthy".utf8)
+        try await store.store(bytes, as: BlobWriter.digest(of: bytes))
+        try await store.checkHealth()
     }
 
     func missingBlobsAreAbsentNotErrors() async throws {

@@ -27,6 +27,7 @@ public struct CatalogConformance: Sendable {
         try await aCommitWhoseLeaseLapsedIsRefused()
         try await theChangeFeedSeesOtherConnectionsCommits()
         try await listingPagesCoverEveryObjectOnce()
+        try await aWorkingCatalogIsHealthy()
     }
 
     /// A digest that differs for each `seed`.
@@ -58,6 +59,15 @@ public struct CatalogConformance: Sendable {
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
+    }
+
+    /// `checkHealth()` returns on a catalog that works, new or in use.
+    func aWorkingCatalogIsHealthy() async throws {
+        let (first, second) = try await makeCatalogs()
+        try await first.checkHealth()
+        _ = try await first.addUser("alice", tokenDigest: Self.digest(1))
+        try await first.checkHealth()
+        try await second.checkHealth()
     }
 
     func theCountLimitHoldsAcrossConnections() async throws {

@@ -3,6 +3,7 @@ import Foundation
 import S3Blobs
 import SpotCore
 import SpotService
+import TestSupport
 import Testing
 
 /// The S3 blob store against a real S3 server (OpenStack Swift with s3api under bin/test):
@@ -203,10 +204,12 @@ struct S3BlobStoreTests {
     }
 
     /// An object store that goes away while in use: every call fails with `.unavailable`
-    /// saying so after the policy's few retries, soon, and nothing crashes.
-    @Test(.timeLimit(.minutes(1))) func aServerThatGoesAwayGivesAClearErrorSoon() async throws {
+    /// saying so after the policy's few retries, soon (a health check after one try), and
+    /// nothing crashes; once it is back, the same store works again.
+    @Test(.timeLimit(.minutes(1))) func aServerThatGoesAwayGivesAClearErrorSoonAndIsUsedAgainOnceBack() async throws {
         let direct = try TestServices.s3Configuration()
         let relay = try TCPRelay(to: direct.endpoint.authority)
+        defer { relay.stop() }
         var configuration = direct
         configuration.endpoint = try S3Endpoint("http://127.0.0.1:\(relay.port)")
         let store = try await S3BlobStore.open(configuration)
@@ -221,6 +224,12 @@ struct S3BlobStoreTests {
         #expect(reading?.message.contains("cannot reach the S3 endpoint") == true && reading?.message.contains("after 3 attempts") == true, "\(reading?.message ?? "")")
         await #expect(throws: SpotError.self) { try await store.store(bytes, as: digest) }
         await #expect(throws: SpotError.self) { try await store.blobs(after: nil, limit: 10) }
+        let health = await #expect(throws: SpotError.self) { try await store.checkHealth() }
+        #expect(health?.kind == .unavailable && health?.message.contains("after 1 attempt:") == true, "\(health?.message ?? "")")
+
+        try relay.restart()
+        try await store.checkHealth()
+        #expect(try await store.read(digest) == bytes)
         try await store.shutdown()
 
         let cleanup = try await S3BlobStore.open(direct)

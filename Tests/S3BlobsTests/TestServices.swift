@@ -92,37 +92,3 @@ enum TestServices {
         return output
     }
 }
-
-/// `tcp_relay.py`, started by a test and stopped by it: a port that relays to the S3 server
-/// (until stopped, when it refuses connections), one that accepts and never answers, a web
-/// server that is not an object store, or one that answers 503 SlowDown a few times first.
-final class TCPRelay {
-    let process: Process
-    let port: Int
-
-    /// `target` is `HOST:PORT`, "silent", "http" or "slowdown:N:HOST:PORT" (see tcp_relay.py).
-    init(to target: String) throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("tcp_relay.py").path
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, target]
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardInput = Pipe()  // closed when this process ends, which ends the relay
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let more = stdout.fileHandleForReading.availableData
-            guard !more.isEmpty else { throw SpotError(.internal, "tcp_relay.py ended before saying its port") }
-            line += more
-        }
-        port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))!
-    }
-
-    /// Stops the relay: its port refuses connections from now on.
-    func stop() {
-        process.terminate()
-        process.waitUntilExit()
-    }
-}

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import SpotAPI
 import SpotCore
 import SpotServer
 import Testing
@@ -110,15 +111,28 @@ import TestSupport
         }
     }
 
-    /// Monitors may probe with HEAD as well as GET (HEAD was 404).
-    @Test func healthAnswersGetAndHead() async throws {
+    /// Monitors may probe with HEAD as well as GET (HEAD was 404); the answer names the
+    /// backends, and `?deep=1` checks them: 503 with `Retry-After` naming the one that fails.
+    @Test func healthAnswersGetAndHeadAndDeepChecksTheBackends() async throws {
         let store = try TestStore()
         try await app(store, records: LogRecords()).test(.router) { client in
             try await client.execute(uri: "/healthz", method: .get) { response in
-                #expect(response.status == .ok && String(buffer: response.body) == "ok\n")
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == #"{"blobs":{"kind":"files"},"catalog":{"kind":"sqlite"},"status":"ok"}"#)
             }
             try await client.execute(uri: "/healthz", method: .head) { response in
                 #expect(response.status == .ok && response.body.readableBytes == 0)
+            }
+            try await client.execute(uri: "/healthz?deep=1", method: .get) { response in
+                #expect(response.status == .ok && response.headers[.retryAfter] == nil)
+                #expect(String(buffer: response.body) == #"{"blobs":{"kind":"files","status":"ok"},"catalog":{"kind":"sqlite","status":"ok"},"status":"ok"}"#)
+            }
+            try FileManager.default.removeItem(atPath: store.root + "/blobs")
+            try await client.execute(uri: "/healthz?deep=1", method: .get) { response in
+                #expect(response.status == .serviceUnavailable && response.headers[.retryAfter] == "2")
+                let health = try JSONDecoder().decode(HealthResource.self, from: Data(buffer: response.body))
+                #expect(health.status == "unavailable" && health.catalog.status == "ok" && health.blobs.status == "unavailable")
+                #expect(health.blobs.message?.contains("\(store.root)/blobs/sha256") == true, "\(health.blobs.message ?? "")")
             }
         }
     }
@@ -150,7 +164,7 @@ import TestSupport
         #expect(first.level == .info)
         #expect(first.metadata["request_id"] == "trace-42.a_b")
         #expect(first.metadata["method"] == "GET" && first.metadata["route"] == "/healthz" && first.metadata["status"] == "200")
-        #expect(first.metadata["bytes_out"] == "3")
+        #expect(first.metadata["bytes_out"] == "68")
         #expect(first.metadata["duration_ms"].flatMap(Double.init) != nil)
         #expect(lines.dropFirst().allSatisfy { $0.metadata["status"] == "404" && $0.metadata["route"] == "/v0/b/{bucket}/o/**" })
     }

@@ -23,15 +23,22 @@ extension BinaryTests {
         }
 
         static func request(_ method: String, _ url: String, token: String, body: [UInt8]? = nil) async throws -> (Int, [UInt8]) {
+            let (status, data, _) = try await exchange(method, url, token: token, body: body)
+            return (status, data)
+        }
+
+        /// `request`, also giving the response (for its headers); no Authorization without `token`.
+        static func exchange(_ method: String, _ url: String, token: String?, body: [UInt8]? = nil) async throws -> (Int, [UInt8], HTTPURLResponse?) {
             var request = URLRequest(url: URL(string: url)!)
             request.httpMethod = method
-            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
             let (data, response) = if let body {
                 try await URLSession.shared.upload(for: request, from: Data(body))
             } else {
                 try await URLSession.shared.data(for: request)
             }
-            return ((response as? HTTPURLResponse)?.statusCode ?? 0, [UInt8](data))
+            let http = response as? HTTPURLResponse
+            return (http?.statusCode ?? 0, [UInt8](data), http)
         }
 
         /// A new 8 MiB tmpfs; returns where it is mounted.

@@ -4,8 +4,10 @@ import Synchronization
 /// `expiry()` then gives an error (`nil`: keep waiting), cancelling it but never awaiting
 /// it. For awaits of postgres-nio 1.33 that can stay suspended for good: a query sent on a
 /// connection that is being closed, or a lease whose cancellation came while it was being
-/// queued. A task group would wait for those children; this returns.
-func withDeadline<T: Sendable>(
+/// queued; for a health check that must answer in time. A task group would wait for
+/// those children; this returns.
+@discardableResult
+public func withDeadline<T: Sendable>(
     _ limit: Duration, expiry: @escaping @Sendable () -> (any Error)?, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let outcome = FirstOutcome<T>()

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""A TCP relay for S3BlobsTests: listens on a free port of 127.0.0.1, prints the port, then
-relays every connection to TARGET (HOST:PORT); with TARGET "silent" it accepts connections and
-never answers, with "http" it answers every request with a web page, with "slowdown:N:HOST:PORT"
-it answers the first N connections with S3's 503 SlowDown and relays the rest. Runs until killed; then its
-port refuses connections. It also ends when its stdin closes (the test process ended)."""
+"""A TCP relay for tests (TestSupport.TCPRelay): listens on 127.0.0.1, on PORT (the second
+argument) or a free port, prints the port, then relays every connection to TARGET (HOST:PORT);
+with TARGET "silent" it accepts connections and never answers, with "http" it answers every
+request with a web page, with "slowdown:N:HOST:PORT" it answers the first N connections with
+S3's 503 SlowDown and relays the rest. Runs until killed; then its port refuses connections and
+every connection it relayed is cut. It also ends when its stdin closes (the test process ended)."""
 import os
 import signal
 import socket
@@ -30,7 +31,9 @@ def pump(source, sink):
 
 target = sys.argv[1]
 server = socket.socket()
-server.bind(("127.0.0.1", 0))
+# Listening again on the port of a relay that was stopped: its connections may be in TIME_WAIT.
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", int(sys.argv[2]) if len(sys.argv) > 2 else 0))
 server.listen(64)
 print(server.getsockname()[1], flush=True)
 silent = []
