@@ -104,6 +104,19 @@ public struct S3BlobStore: BlobStore {
     }
 
     /// A GET with `Range: bytes=FIRST-LAST`; 416 (the range starts past the end) is no bytes.
+    /// 4 MiB: each read is a GET, so a 4 MB photo is one request, not sixteen.
+    public var readChunkSize: Int { 4 << 20 }
+
+    /// One ranged GET of up to 8 MiB (a thumbnail), not a HEAD and a GET; a larger blob
+    /// then costs a HEAD and a GET of the rest.
+    public func read(_ digest: Digest) async throws -> [UInt8]? {
+        let first = 8 << 20
+        guard let head = try await read(digest, offset: 0, count: first) else { return nil }
+        guard head.count == first, let size = try await size(of: digest), size > first else { return head }
+        guard let rest = try await read(digest, offset: Int64(first), count: Int(size) - first) else { return nil }
+        return head + rest
+    }
+
     public func read(_ digest: Digest, offset: Int64, count: Int) async throws -> [UInt8]? {
         guard count > 0 else { return try await size(of: digest).map { _ in [] } }
         let range = "bytes=\(offset)-\(offset + Int64(count) - 1)"

@@ -33,6 +33,13 @@ public protocol BlobStore: Sendable {
     /// may or may not appear in it; none appears twice.
     func blobs(after: Digest?, limit: Int) async throws -> [StoredBlob]
 
+    /// The whole blob, or `nil` when absent. Meant for small blobs (thumbnails).
+    func read(_ digest: Digest) async throws -> [UInt8]?
+
+    /// How many bytes a streamed read asks for at a time: more where each read is a
+    /// network round trip.
+    var readChunkSize: Int { get }
+
     /// Returns when the store can be reached and used now (`/healthz?deep=1`): one cheap
     /// request or system call, tried once.
     /// - Throws: a `SpotError` saying what is wrong (no server, no bucket, no directory).
@@ -40,11 +47,14 @@ public protocol BlobStore: Sendable {
 }
 
 extension BlobStore {
-    /// The whole blob, or `nil` when absent. Meant for small blobs (thumbnails).
+    /// The size, then the bytes: two calls.
     public func read(_ digest: Digest) async throws -> [UInt8]? {
         guard let size = try await size(of: digest) else { return nil }
         return try await read(digest, offset: 0, count: Int(size))
     }
+
+    /// 256 KiB.
+    public var readChunkSize: Int { 256 * 1024 }
 
     /// Every blob, in digest order, walked a page of `pageSize` at a time.
     public func allBlobs(pageSize: Int = 1000) -> AsyncThrowingStream<StoredBlob, any Error> {

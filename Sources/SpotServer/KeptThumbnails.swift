@@ -116,7 +116,8 @@ final class KeptThumbnailHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     private var pending: PendingAnswer?
-    private var client: String?
+    /// The address the connection comes from (a client's, or a trusted proxy's).
+    private var connection: String?
 
     private static let dates = TextEverySecond(format: "%a, %d %b %Y %H:%M:%S GMT", utc: true)
 
@@ -167,9 +168,10 @@ final class KeptThumbnailHandler: ChannelDuplexHandler, RemovableChannelHandler 
               !request.headerFields.contains(.ifNoneMatch), !request.headerFields.contains(.origin),
               request.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true
         else { return nil }
-        if client == nil { client = SpotRequestContext.clientAddress(of: context.channel.remoteAddress) }
-        // Behind a trusted proxy the client is per request (X-Forwarded-For): the router decides.
-        guard let client, !addressing.isTrustedProxy(client), (try? limiter.check(client)) != nil else { return nil }
+        if connection == nil { connection = SpotRequestContext.clientAddress(of: context.channel.remoteAddress) }
+        // Behind a trusted proxy the client is per request (X-Forwarded-For), as for the router.
+        guard let connection, (try? limiter.check(addressing.clientAddress(connection: connection, headers: request.headerFields))) != nil
+        else { return nil }
         return kept.answer(to: .init(authorization: authorization, target: target))
     }
 

@@ -62,7 +62,8 @@ extension StorageService {
     }
 }
 
-/// A blob's bytes in a range, read in chunks of at most 256 KiB as they are consumed.
+/// A blob's bytes in a range, read in chunks of at most the store's `readChunkSize` as
+/// they are consumed.
 public struct BlobChunks: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
     let blobs: any BlobStore
@@ -77,7 +78,7 @@ public struct BlobChunks: AsyncSequence, Sendable {
 
         public mutating func next() async throws -> [UInt8]? {
             guard offset < end else { return nil }
-            let count = Int(Swift.min(end - offset, 256 * 1024))
+            let count = Int(Swift.min(end - offset, Int64(blobs.readChunkSize)))
             guard let bytes = try await blobs.read(digest, offset: offset, count: count), !bytes.isEmpty else {
                 throw SpotError(.internal, "blob \(digest) is missing or shorter than the catalog says; run `spotstore fsck`")
             }

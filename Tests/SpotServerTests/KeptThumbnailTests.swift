@@ -147,6 +147,23 @@ import TestSupport
         #expect(statuses == [.ok, .ok, .unauthorized, .unauthorized, .tooManyRequests] && kept == 1)
     }
 
+    /// Behind a load balancer every connection comes from the proxy: answers are still kept,
+    /// and the limit applies to the client `X-Forwarded-For` names, not to the proxy.
+    @Test func behindATrustedProxyAnswersAreKeptAndTheLimitIsPerClient() async throws {
+        let (store, _, token) = try await storeWithPhoto()
+        let configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, maxFailedAuthentications: 2, addressing: ClientAddressing(trustedProxies: ["127.0.0.1"]))
+        let (statuses, kept) = try await app(store.service, rules: store.rules, configuration: configuration).test(.live) { client in
+            var statuses: [HTTPResponse.Status] = []
+            for (token, address) in [(token, "198.51.100.1"), (token, "198.51.100.1"), ("sst_a", "203.0.113.9"), ("sst_b", "203.0.113.9"),
+                                    (token, "203.0.113.9"), (token, "198.51.100.1")] {
+                statuses.append(try await getThumbnail(client, token: token, headers: [.xForwardedFor: address]).0)
+            }
+            return (statuses, try await keptAnswers(client))
+        }
+        #expect(statuses == [.ok, .ok, .unauthorized, .unauthorized, .tooManyRequests, .ok] && kept == 2)
+    }
+
     @Test func keptAnswersStayWithinTheirBudget() throws {
         let store = try TestStore()
         let kept = KeptThumbnails(changes: store.service.catalog.changes, rules: store.rules, byteBudget: 100)
