@@ -46,8 +46,9 @@ struct S3Response: Sendable {
     var headers: HTTPHeaders
     var body: [UInt8]
 
-    /// The S3 error in the body, if it is one.
-    var error: S3ErrorBody? { S3ErrorBody(body) }
+    /// The S3 error in the body, if it is one; never looked for in a success, whose body
+    /// may be megabytes of photo.
+    var error: S3ErrorBody? { (200..<300).contains(status.code) ? nil : S3ErrorBody(body) }
 }
 
 /// Signs and sends requests to one bucket over one `HTTPClient`, trying again with backoff
@@ -64,6 +65,8 @@ struct S3Client: Sendable {
         settings.timeout = .init(connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.idleTimeout))
         // Retries are ours, with backoff and a bound; a refused connection should count as one try.
         settings.connectionPool.retryConnectionEstablishment = false
+        // AsyncHTTPClient's default of 8 connections would queue the 9th concurrent download.
+        settings.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         settings.redirectConfiguration = .disallow
         self.http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
     }

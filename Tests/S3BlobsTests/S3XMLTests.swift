@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 @testable import S3Blobs
 import Testing
 
@@ -29,6 +30,15 @@ import Testing
         let body = "<?xml version='1.0' encoding='UTF-8'?>\n<Error><Code>SlowDown</Code><Message><![CDATA[Please <reduce>]]> your rate</Message></Error>"
         let error = S3ErrorBody(Array(body.utf8))
         #expect(error?.code == "SlowDown" && error?.message == "Please <reduce> your rate")
+    }
+
+    /// A success is never read as an error: its body is the blob (it may be megabytes, and a
+    /// photo could hold these very bytes), so a download is not parsed and not retried.
+    @Test func aSuccessfulAnswerHasNoErrorWhateverItsBody() {
+        let body = Array("<Error><Code>SlowDown</Code></Error>".utf8)
+        #expect(S3Response(status: .ok, headers: [:], body: body).error == nil)
+        #expect(!S3Client.isTransient(S3Response(status: .partialContent, headers: [:], body: body)))
+        #expect(S3Response(status: .serviceUnavailable, headers: [:], body: body).error?.code == "SlowDown")
     }
 
     @Test(arguments: [
