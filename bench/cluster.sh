@@ -27,8 +27,8 @@
 #                       the embedded store on PORT+3
 #   LOG_LEVEL=info      spotstore serve --log-level
 #   TRUSTED_PROXY=1     nodes run with --trusted-proxy 127.0.0.1 (nginx), as they should behind a
-#                       proxy; 0 leaves it out (kept thumbnail answers then work, but every client
-#                       counts as nginx's address for the failed-sign-in limit)
+#                       proxy; 0 leaves it out (every client then counts as nginx's address for
+#                       the failed-sign-in limit)
 #   ONLY="media put thumb race mix count"   which parts to run
 #   KEEP=1              keep the temporary directory (stores, logs, nginx config, wrk output)
 #   S3_LOG, PG_LOG      the S3 proxy's and PostgreSQL's log files (default: the test

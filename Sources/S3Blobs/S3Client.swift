@@ -131,13 +131,16 @@ struct S3Client: Sendable {
         default: (0, 8 << 20)
         }
         var body: [UInt8] = []
+        if let window = request.window { body.reserveCapacity(window.count) }
         var skipped = 0
         for try await chunk in response.body {
             var chunk = chunk
             let dropped = min(skip - skipped, chunk.readableBytes)
             chunk.moveReaderIndex(forwardBy: dropped)
             skipped += dropped
-            body += chunk.readBytes(length: min(chunk.readableBytes, limit - body.count)) ?? []
+            let taken = min(chunk.readableBytes, limit - body.count)
+            chunk.withUnsafeReadableBytes { body.append(contentsOf: $0.prefix(taken)) }
+            chunk.moveReaderIndex(forwardBy: taken)
             guard request.window == nil else {
                 if body.count == limit { break }  // the rest is not wanted: leaving closes the connection
                 continue
