@@ -61,3 +61,35 @@ EOF
   done
   ((ok)) || die "nginx did not start on 127.0.0.1:$port: $(tail -5 "$dir/logs/error.log")"
 }
+
+# `imagemagick`: prints the path of ImageMagick's convert (the first `convert` on PATH may be
+# another program of that name); fails when there is none.
+imagemagick() {
+  local candidate
+  for candidate in "$(command -v convert)" /usr/bin/convert; do
+    [[ -x $candidate ]] && "$candidate" -version 2>/dev/null | grep -q ImageMagick && { echo "$candidate"; return 0; }
+  done
+  return 1
+}
+
+# `write_mix_plan FILE`: the request lines of the mix (load.sh's format: `GET TARGET` or
+# `PUT TARGET SIZE`) for the weights in $MIX, from the targets in $TMP/ours-thumb.txt and
+# $TMP/ours-media.txt ($PHOTOS of each) and uploads of $MIX_PUT_KB KiB into bucket files.
+write_mix_plan() {
+  local plan=$1 entry kind weight w
+  : >"$plan"
+  for entry in $MIX; do
+    kind=${entry%%=*} weight=${entry#*=}
+    for ((w = 0; w < weight; w++)); do
+      case $kind in
+        thumb) sed -n "$((w % PHOTOS + 1))p" "$TMP/ours-thumb.txt" | sed 's/^/GET /' ;;
+        thumb1024) sed -n "$((w % PHOTOS + 1))p" "$TMP/ours-thumb.txt" | sed 's/size=256$/size=1024/; s/^/GET /' ;;
+        media) sed -n "$((w % PHOTOS + 1))p" "$TMP/ours-media.txt" | sed 's/^/GET /' ;;
+        meta) sed -n "$((w % PHOTOS + 1))p" "$TMP/ours-media.txt" | sed 's/?alt=media$//; s/^/GET /' ;;
+        list) if ((w % 2)); then echo "GET /v0/b/photos/o?prefix=load%2F&delimiter=%2F"; else echo "GET /v0/b/photos/o?delimiter=%2F"; fi ;;
+        put) echo "PUT /v0/b/files/o/mix- $((MIX_PUT_KB * 1024))" ;;
+        *) die "unknown kind '$kind' in MIX (thumb, thumb1024, media, meta, list, put)" ;;
+      esac
+    done >>"$plan"
+  done
+}

@@ -65,14 +65,6 @@ missing=()
 command -v wrk >/dev/null || missing+=(wrk)
 command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
 command -v curl >/dev/null || missing+=(curl)
-# ImageMagick's convert: the first on PATH may be another program of that name.
-imagemagick() {
-  local candidate
-  for candidate in "$(command -v convert)" /usr/bin/convert; do
-    [[ -x $candidate ]] && "$candidate" -version 2>/dev/null | grep -q ImageMagick && { echo "$candidate"; return 0; }
-  done
-  return 1
-}
 imagemagick >/dev/null || missing+=(imagemagick)
 if ((${#missing[@]})); then
   log "installing ${missing[*]}"
@@ -243,21 +235,7 @@ metrics_counts() {
 }
 MIX_DONE=0
 if wants mix; then
-  : >"$TMP/mix.plan"
-  for entry in $MIX; do
-    kind=${entry%%=*} weight=${entry#*=}
-    for ((w = 0; w < weight; w++)); do
-      case $kind in
-        thumb) sed -n "$((w % PHOTOS + 1))p" "$TMP/ours-thumb.txt" | sed 's/^/GET /' ;;
-        thumb1024) sed -n "$((w % PHOTOS + 1))p" "$TMP/ours-thumb.txt" | sed 's/size=256$/size=1024/; s/^/GET /' ;;
-        media) sed -n "$((w % PHOTOS + 1))p" "$TMP/ours-media.txt" | sed 's/^/GET /' ;;
-        meta) sed -n "$((w % PHOTOS + 1))p" "$TMP/ours-media.txt" | sed 's/?alt=media$//; s/^/GET /' ;;
-        list) if ((w % 2)); then echo "GET /v0/b/photos/o?prefix=load%2F&delimiter=%2F"; else echo "GET /v0/b/photos/o?delimiter=%2F"; fi ;;
-        put) echo "PUT /v0/b/files/o/mix- $((MIX_PUT_KB * 1024))" ;;
-        *) die "unknown kind '$kind' in MIX (thumb, thumb1024, media, meta, list, put)" ;;
-      esac
-    done >>"$TMP/mix.plan"
-  done
+  write_mix_plan "$TMP/mix.plan"
   metrics_counts >"$TMP/metrics-before.txt"
   log_lines_before=$(wc -l <"$TMP/server.log")
   MIX_RSS_START=$(rss_kb)
