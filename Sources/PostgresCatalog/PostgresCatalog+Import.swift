@@ -76,12 +76,14 @@ extension PostgresCatalog {
         }
     }
 
-    /// How many rows each of `CatalogTable.durable` holds.
+    /// How many rows each of `CatalogTable.durable` holds; settings without the migration's
+    /// own mark, so the counts compare with the source's.
     package func rowCounts() async throws -> [String: Int] {
         try await read { connection in
             var counts: [String: Int] = [:]
             for name in CatalogTable.durable {
-                let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT COUNT(*) FROM \(name)"), logger: self.logger).collect()
+                let filter = name == "settings" ? " WHERE name <> '\(Self.migrationMark)'" : ""
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT COUNT(*) FROM \(name)\(filter)"), logger: self.logger).collect()
                 counts[name] = try rows.first?.decode(Int.self, at: 0) ?? 0
             }
             return counts

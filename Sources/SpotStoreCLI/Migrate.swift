@@ -83,12 +83,11 @@ extension SpotStoreCommand {
 
             var tables: [CatalogTable] = []
             for name in CatalogTable.durable { tables.append(try sourceCatalog.exportTable(name)) }
-            progress("catalog: copying \(tables.map { "\($0.count) \($0.name)" }.joined(separator: ", "))")
+            printError("catalog: copying \(tables.map { "\($0.count) \($0.name)" }.joined(separator: ", "))")
             try await catalog.importTables(tables)
 
             let sourceRows = try sourceCatalog.rowCounts()
-            var destinationRows = try await catalog.rowCounts()
-            destinationRows["settings", default: 0] -= 1  // the migration's own mark
+            let destinationRows = try await catalog.rowCounts()
             print("table".padding(toLength: 20, withPad: " ", startingAt: 0) + "      source  destination")
             var differ = false
             func line(_ name: String, _ here: String, _ there: String) {
@@ -114,15 +113,18 @@ extension SpotStoreCommand {
             var bytes: Int64 = 0
         }
 
-        /// Copies the blobs `destination` lacks, then tallies both sides.
+        /// Copies the blobs `destination` lacks (one listing of it, not a request per blob),
+        /// then tallies both sides.
         private func copyBlobs(_ service: StorageService, to destination: any BlobStore) async throws -> (source: BlobTally, destination: BlobTally) {
             var blobs: [StoredBlob] = []
             for try await blob in service.blobs.allBlobs() { blobs.append(blob) }
             let total = blobs.reduce(Int64(0)) { $0 + $1.size }
+            var present: [Digest: Int64] = [:]
+            for try await blob in destination.allBlobs() { present[blob.digest] = blob.size }
             var done = BlobTally(), copied = 0
             var lastReport = ContinuousClock.now
             for blob in blobs {
-                if try await destination.size(of: blob.digest) != blob.size {
+                if present[blob.digest] != blob.size {
                     try await service.copyBlob(blob, to: destination)
                     copied += 1
                 }
@@ -130,7 +132,7 @@ extension SpotStoreCommand {
                 done.bytes += blob.size
                 if ContinuousClock.now - lastReport > .seconds(2) || done.count == blobs.count {
                     lastReport = .now
-                    progress("blobs: \(done.count) of \(blobs.count) (\(describeBytes(done.bytes)) of \(describeBytes(total))), \(copied) copied, \(done.count - copied) there already")
+                    printError("blobs: \(done.count) of \(blobs.count) (\(describeBytes(done.bytes)) of \(describeBytes(total))), \(copied) copied, \(done.count - copied) there already")
                 }
             }
             var there = BlobTally()
@@ -141,9 +143,6 @@ extension SpotStoreCommand {
             return (BlobTally(count: blobs.count, bytes: total), there)
         }
 
-        private func progress(_ line: String) {
-            FileHandle.standardError.write(Data((line + "\n").utf8))
-        }
     }
 }
 
