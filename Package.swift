@@ -25,7 +25,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
-        .target(name: "SpotCore"),
+        .target(name: "SpotCore", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "CImageSupport",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png"), .linkedLibrary("exif")]

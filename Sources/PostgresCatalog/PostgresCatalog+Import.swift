@@ -42,7 +42,7 @@ extension PostgresCatalog {
 
     /// Marks this catalog as the destination of a migration from `source`.
     package func markMigration(from source: String) async throws {
-        try await write { connection in
+        _ = try await write { connection in
             try await connection.query("""
                 INSERT INTO settings (name, value) VALUES (\(Self.migrationMark), \(Data(source.utf8))) ON CONFLICT (name) DO NOTHING
                 """, logger: self.logger)
@@ -67,7 +67,7 @@ extension PostgresCatalog {
                     INSERT INTO \(table.name) (\(columns)) \(overriding)
                     SELECT \(columns) FROM json_populate_recordset(NULL::\(table.name), $1::json) \(onConflict)
                     """)
-                try insert.binds.append(String(decoding: table.rowsJSON, as: UTF8.self), context: .default)
+                insert.binds.append(String(decoding: table.rowsJSON, as: UTF8.self), context: .default)
                 try await connection.query(insert, logger: self.logger)
             }
             try await connection.query("""

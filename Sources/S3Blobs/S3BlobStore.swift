@@ -103,10 +103,6 @@ public struct S3BlobStore: BlobStore {
         }
     }
 
-    /// A GET with `Range: bytes=FIRST-LAST`; 416 (the range starts past the end) is no bytes.
-    /// 4 MiB: each read is a GET, so a 4 MB photo is one request, not sixteen.
-    public var readChunkSize: Int { 4 << 20 }
-
     /// One ranged GET of up to 8 MiB (a thumbnail), not a HEAD and a GET; a larger blob
     /// then costs a HEAD and a GET of the rest.
     public func read(_ digest: Digest) async throws -> [UInt8]? {
@@ -117,6 +113,7 @@ public struct S3BlobStore: BlobStore {
         return head + rest
     }
 
+    /// A GET with `Range: bytes=FIRST-LAST`; 416 (the range starts past the end) is no bytes.
     public func read(_ digest: Digest, offset: Int64, count: Int) async throws -> [UInt8]? {
         guard count > 0 else { return try await size(of: digest).map { _ in [] } }
         let range = "bytes=\(offset)-\(offset + Int64(count) - 1)"
@@ -124,6 +121,21 @@ public struct S3BlobStore: BlobStore {
         switch response.status {
         case .ok, .partialContent: return response.body
         case .rangeNotSatisfiable: return []
+        case .notFound where response.error?.code != "NoSuchBucket": return nil
+        default: throw client.failure(response, "cannot read blob \(digest)")
+        }
+    }
+
+    /// One ranged GET whose body is handed on as it arrives (retried only until its head).
+    public func stream(_ digest: Digest, range: Range<Int64>) async throws -> BlobByteStream? {
+        guard !range.isEmpty else { return nil }
+        let header = "bytes=\(range.lowerBound)-\(range.upperBound - 1)"
+        var request = S3Request(method: .GET, key: key(of: digest), headers: [("range", header)], window: (Int(range.lowerBound), range.count))
+        request.streamsSuccess = true
+        let response = try await client.send(request)
+        switch response.status {
+        case .ok, .partialContent: return response.unread
+        case .rangeNotSatisfiable: return nil
         case .notFound where response.error?.code != "NoSuchBucket": return nil
         default: throw client.failure(response, "cannot read blob \(digest)")
         }

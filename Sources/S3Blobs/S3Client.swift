@@ -21,6 +21,8 @@ struct S3Request: Sendable {
     /// For a ranged GET: the bytes wanted from the object (`skip` matters only when a server
     /// ignores the range and answers 200 with the whole object).
     var window: (skip: Int, count: Int)?
+    /// Whether a success's body is handed back unread (`S3Response.unread`), for streaming.
+    var streamsSuccess = false
 
     static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
@@ -40,11 +42,13 @@ struct S3Request: Sendable {
     }
 }
 
-/// An answer with its body read (bounded: see `S3Client.send`).
+/// An answer with its body read (bounded: see `S3Client.send`), or a success's body left
+/// unread when the request streams it.
 struct S3Response: Sendable {
     var status: HTTPResponseStatus
     var headers: HTTPHeaders
     var body: [UInt8]
+    var unread: ResponseWindow?
 
     /// The S3 error in the body, if it is one; never looked for in a success, whose body
     /// may be megabytes of photo.
@@ -125,31 +129,16 @@ struct S3Client: Sendable {
         if let body = request.body() { http.body = body }
         // The idle timeout bounds a stalled transfer; this only bounds a pathological trickle.
         let response = try await self.http.execute(http, timeout: .hours(2))
-        let (skip, limit) = switch (response.status, request.window) {
-        case (.partialContent, let window?): (0, window.count)
-        case (.ok, let window?): (window.skip, window.count)
-        default: (0, 8 << 20)
+        var body = ResponseWindow(response, for: request, endpoint: configuration.endpoint.url)
+        if request.streamsSuccess, [.ok, .partialContent].contains(response.status) {
+            return S3Response(status: response.status, headers: response.headers, body: [], unread: body)
         }
-        var body: [UInt8] = []
-        if let window = request.window { body.reserveCapacity(window.count) }
-        var skipped = 0
-        for try await chunk in response.body {
-            var chunk = chunk
-            let dropped = min(skip - skipped, chunk.readableBytes)
-            chunk.moveReaderIndex(forwardBy: dropped)
-            skipped += dropped
-            let taken = min(chunk.readableBytes, limit - body.count)
-            chunk.withUnsafeReadableBytes { body.append(contentsOf: $0.prefix(taken)) }
-            chunk.moveReaderIndex(forwardBy: taken)
-            guard request.window == nil else {
-                if body.count == limit { break }  // the rest is not wanted: leaving closes the connection
-                continue
-            }
-            guard chunk.readableBytes == 0 else {
-                throw SpotError(.internal, "the S3 endpoint \(configuration.endpoint.url) answered \(request.method) \(path) with more than \(limit) bytes")
-            }
+        var bytes: [UInt8] = []
+        if let window = request.window { bytes.reserveCapacity(window.count) }
+        while let chunk = try await body.next() {
+            bytes.append(contentsOf: chunk.readableBytesView)
         }
-        return S3Response(status: response.status, headers: response.headers, body: body)
+        return S3Response(status: response.status, headers: response.headers, body: bytes)
     }
 
     /// A short reason for a transport failure: "connection refused", "connect timed out", …
@@ -195,4 +184,46 @@ struct S3Client: Sendable {
             return SpotError(kind, "\(doing): the S3 endpoint \(endpoint) answered \(response.status.code) \(error.code)\(tries): \(error.message)")
         }
     }
+}
+
+/// The wanted part of an answer's body, as it arrives: for a ranged GET the window's bytes
+/// (skipping what a server that ignores `Range` sends first, and leaving the rest unread,
+/// which closes the connection); otherwise the whole body, which must fit in 8 MiB.
+struct ResponseWindow: AsyncIteratorProtocol, Sendable {
+    // Not Sendable because two tasks must not read it at once; one reader at a time, as an
+    // iterator is used, may hand it on.
+    nonisolated(unsafe) var chunks: HTTPClientResponse.Body.AsyncIterator
+    var skip: Int
+    var remaining: Int
+    /// Whether bytes past `remaining` are an error (no window) rather than unwanted.
+    let bounded: Bool
+    let what: String
+
+    init(_ response: HTTPClientResponse, for request: S3Request, endpoint: String) {
+        chunks = response.body.makeAsyncIterator()
+        switch (response.status, request.window) {
+        case (.partialContent, let window?): (skip, remaining) = (0, window.count)
+        case (.ok, let window?): (skip, remaining) = (window.skip, window.count)
+        default: (skip, remaining) = (0, 8 << 20)
+        }
+        bounded = request.window == nil
+        what = "the S3 endpoint \(endpoint) answered \(request.method) \(request.key ?? "the bucket")"
+    }
+
+    mutating func next() async throws -> ByteBuffer? {
+        while remaining > 0, var chunk = try await chunks.next() {
+            let dropped = min(skip, chunk.readableBytes)
+            chunk.moveReaderIndex(forwardBy: dropped)
+            skip -= dropped
+            guard chunk.readableBytes > 0 else { continue }
+            if bounded, chunk.readableBytes > remaining { throw tooLong }
+            let taken = min(chunk.readableBytes, remaining)
+            remaining -= taken
+            return chunk.readSlice(length: taken)
+        }
+        if bounded, remaining == 0, let more = try await chunks.next(), more.readableBytes > 0 { throw tooLong }
+        return nil
+    }
+
+    private var tooLong: SpotError { SpotError(.internal, "\(what) with more than 8 MiB") }
 }

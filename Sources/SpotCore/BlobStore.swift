@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// Immutable bytes named by their SHA-256 digest: a plain key/value store that every
 /// object store can be (put, get a range, size, delete, paged enumeration) and nothing a
@@ -36,9 +37,11 @@ public protocol BlobStore: Sendable {
     /// The whole blob, or `nil` when absent. Meant for small blobs (thumbnails).
     func read(_ digest: Digest) async throws -> [UInt8]?
 
-    /// How many bytes a streamed read asks for at a time: more where each read is a
-    /// network round trip.
-    var readChunkSize: Int { get }
+    /// The bytes of `range` (within the blob) in chunks, read as they are consumed, for
+    /// streaming to a client: where each read is a round trip, one request for the whole
+    /// range. `nil` (or no chunks) when there is nothing to read: an absent blob, a range
+    /// past its end; a blob shorter than `range` ends early.
+    func stream(_ digest: Digest, range: Range<Int64>) async throws -> BlobByteStream?
 
     /// Returns when the store can be reached and used now (`/healthz?deep=1`): one cheap
     /// request or system call, tried once.
@@ -53,8 +56,10 @@ extension BlobStore {
         return try await read(digest, offset: 0, count: Int(size))
     }
 
-    /// 256 KiB.
-    public var readChunkSize: Int { 256 * 1024 }
+    /// `read(_:offset:count:)` after `read(_:offset:count:)` of 256 KiB each.
+    public func stream(_ digest: Digest, range: Range<Int64>) async throws -> BlobByteStream? {
+        ChunkedReads(blobs: self, digest: digest, offset: range.lowerBound, end: range.upperBound)
+    }
 
     /// Every blob, in digest order, walked a page of `pageSize` at a time.
     public func allBlobs(pageSize: Int = 1000) -> AsyncThrowingStream<StoredBlob, any Error> {
@@ -75,5 +80,24 @@ extension BlobStore {
             }
             continuation.onTermination = { _ in walk.cancel() }
         }
+    }
+}
+
+/// A blob's bytes as `BlobStore.stream(_:range:)` hands them out.
+public typealias BlobByteStream = any AsyncIteratorProtocol<ByteBuffer, any Error> & Sendable
+
+/// A range read in chunks of 256 KiB, each one `read(_:offset:count:)`.
+struct ChunkedReads<Store: BlobStore>: AsyncIteratorProtocol, Sendable {
+    let blobs: Store
+    let digest: Digest
+    var offset: Int64
+    let end: Int64
+
+    mutating func next() async throws -> ByteBuffer? {
+        guard offset < end else { return nil }
+        let count = Int(Swift.min(end - offset, 256 * 1024))
+        guard let bytes = try await blobs.read(digest, offset: offset, count: count), !bytes.isEmpty else { return nil }
+        offset += Int64(bytes.count)
+        return ByteBuffer(bytes: bytes)
     }
 }

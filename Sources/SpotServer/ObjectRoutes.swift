@@ -196,11 +196,18 @@ package struct ObjectRoutes: ServiceRoutes {
         var chunks = service.contents(of: object.digest, range: range).makeAsyncIterator()
         let first = try await chunks.next()
         return Response(status: status, headers: headers, body: ResponseBody(contentLength: range.count) { [chunks] writer in
+            // Chunks go out in batches of about 512 KiB: each write is a hop to the
+            // connection's event loop, and a remote blob arrives in chunks of 64 KiB or less.
             var rest = chunks
-            if let first { try await writer.write(ByteBuffer(bytes: first)) }
+            var batch = first.map { [$0] } ?? []
             while let chunk = try await rest.next() {
-                try await writer.write(ByteBuffer(bytes: chunk))
+                batch.append(chunk)
+                if batch.reduce(0, { $0 + $1.readableBytes }) >= 512 << 10 {
+                    try await writer.write(contentsOf: batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
             }
+            try await writer.write(contentsOf: batch)
             try await writer.finish(nil)
         })
     }

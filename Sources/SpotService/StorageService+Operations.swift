@@ -273,7 +273,7 @@ extension StorageService {
     /// bytes still have its digest; the destination checks them again if it can (S3 does).
     /// - Throws: `.invalidContent` when the bytes here no longer match their digest.
     public func copyBlob(_ blob: StoredBlob, to destination: any BlobStore) async throws {
-        let staged = try await writer.stage(contents(of: blob.digest, range: 0..<blob.size), maxBytes: .max)
+        let staged = try await writer.stage(contents(of: blob.digest, range: 0..<blob.size).map(\.readableBytesView), maxBytes: .max)
         defer { try? FileManager.default.removeItem(atPath: staged.path) }
         guard staged.digest == blob.digest else {
             throw SpotError(.invalidContent, "blob \(blob.digest) reads as \(staged.digest) here; run `spotstore fsck --repair` on the store, restore or delete what uses it, then migrate again")
@@ -303,7 +303,7 @@ extension StorageService {
         }
         defer { try? file.close() }
         for try await chunk in contents(of: digest, range: 0..<(try await blobs.size(of: digest) ?? 0)) {
-            try file.write(contentsOf: chunk)
+            try file.write(contentsOf: Data(chunk.readableBytesView))
         }
         try file.synchronize()
         try await blobs.remove(digest)

@@ -1,5 +1,6 @@
 import Access
 import Foundation
+import NIOCore
 import SpotCore
 
 extension StorageService {
@@ -62,10 +63,11 @@ extension StorageService {
     }
 }
 
-/// A blob's bytes in a range, read in chunks of at most the store's `readChunkSize` as
-/// they are consumed.
+/// A blob's bytes in a range, in chunks read as they are consumed (one request for the
+/// range where the blob store is remote); a blob missing or shorter than the catalog says
+/// fails the read that finds it.
 public struct BlobChunks: AsyncSequence, Sendable {
-    public typealias Element = [UInt8]
+    public typealias Element = ByteBuffer
     let blobs: any BlobStore
     let digest: Digest
     let range: Range<Int64>
@@ -73,21 +75,22 @@ public struct BlobChunks: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let blobs: any BlobStore
         let digest: Digest
-        var offset: Int64
-        let end: Int64
+        let range: Range<Int64>
+        var stream: BlobByteStream?  // opened by the first `next()`
+        var received: Int64 = 0
 
-        public mutating func next() async throws -> [UInt8]? {
-            guard offset < end else { return nil }
-            let count = Int(Swift.min(end - offset, Int64(blobs.readChunkSize)))
-            guard let bytes = try await blobs.read(digest, offset: offset, count: count), !bytes.isEmpty else {
+        public mutating func next() async throws -> ByteBuffer? {
+            guard received < range.count else { return nil }
+            if stream == nil { stream = try await blobs.stream(digest, range: range) }
+            guard let chunk = try await stream?.next(), chunk.readableBytes > 0 else {
                 throw SpotError(.internal, "blob \(digest) is missing or shorter than the catalog says; run `spotstore fsck`")
             }
-            offset += Int64(bytes.count)
-            return bytes
+            received += Int64(chunk.readableBytes)
+            return chunk
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(blobs: blobs, digest: digest, offset: range.lowerBound, end: range.upperBound)
+        AsyncIterator(blobs: blobs, digest: digest, range: range)
     }
 }

@@ -19,6 +19,7 @@ public struct BlobStoreConformance: Sendable {
     /// Runs every check, each on a new store.
     public func run() async throws {
         try await storesAndReadsBack()
+        try await streamsRanges()
         try await missingBlobsAreAbsentNotErrors()
         try await identicalBytesAreStoredOnce()
         try await removesBlobs()
@@ -46,6 +47,26 @@ public struct BlobStoreConformance: Sendable {
         let small = Array("thumbnail".utf8)
         try await store.store(small, as: BlobWriter.digest(of: small))
         #expect(try await store.read(BlobWriter.digest(of: small)) == small)
+    }
+
+    /// `stream(_:range:)` hands out exactly the range's bytes, fewer at the end of the blob,
+    /// none past it or for an absent blob.
+    func streamsRanges() async throws {
+        let (store, scratch) = try await makeStore()
+        let bytes = (0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
+        let (file, digest) = try staged(bytes, in: scratch)
+        try await store.store(fileAt: file, as: digest)
+        func streamed(_ range: Range<Int64>, of digest: Digest = digest) async throws -> [UInt8]? {
+            guard var stream = try await store.stream(digest, range: range) else { return nil }
+            var received: [UInt8] = []
+            while let chunk = try await stream.next() { received += chunk.readableBytesView }
+            return received
+        }
+        #expect(try await streamed(0..<700_000) == bytes, "the whole blob, in more than one chunk where chunks are 256 KiB")
+        #expect(try await streamed(300_001..<300_011) == Array(bytes[300_001..<300_011]), "a range inside")
+        #expect(try await streamed(699_990..<800_000) == Array(bytes[699_990...]), "a range running past the end is cut short")
+        #expect(try await streamed(800_000..<800_010) ?? [] == [], "nothing past the end")
+        #expect(try await streamed(0..<10, of: BlobWriter.digest(of: [1, 2, 3])) ?? [] == [], "nothing of an absent blob")
     }
 
     /// `checkHealth()` returns on a store that works, empty or not.
