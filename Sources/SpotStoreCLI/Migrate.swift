@@ -114,7 +114,7 @@ extension SpotStoreCommand {
         }
 
         /// Copies the blobs `destination` lacks (one listing of it, not a request per blob),
-        /// then tallies both sides.
+        /// reporting progress at every tenth of them and every 2 s, then tallies both sides.
         private func copyBlobs(_ service: StorageService, to destination: any BlobStore) async throws -> (source: BlobTally, destination: BlobTally) {
             var blobs: [StoredBlob] = []
             for try await blob in service.blobs.allBlobs() { blobs.append(blob) }
@@ -122,6 +122,7 @@ extension SpotStoreCommand {
             var present: [Digest: Int64] = [:]
             for try await blob in destination.allBlobs() { present[blob.digest] = blob.size }
             var done = BlobTally(), copied = 0
+            let reportEvery = max(1, blobs.count / 10)  // and every 2 s
             var lastReport = ContinuousClock.now
             for blob in blobs {
                 if present[blob.digest] != blob.size {
@@ -130,7 +131,7 @@ extension SpotStoreCommand {
                 }
                 done.count += 1
                 done.bytes += blob.size
-                if ContinuousClock.now - lastReport > .seconds(2) || done.count == blobs.count {
+                if ContinuousClock.now - lastReport > .seconds(2) || done.count % reportEvery == 0 || done.count == blobs.count {
                     lastReport = .now
                     printError("blobs: \(done.count) of \(blobs.count) (\(describeBytes(done.bytes)) of \(describeBytes(total))), \(copied) copied, \(done.count - copied) there already")
                 }

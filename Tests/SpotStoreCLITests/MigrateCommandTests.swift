@@ -85,6 +85,63 @@ extension BinaryTests {
             try await PostgresTestServer.dropDatabase(otherDatabase)
         }
 
+        /// A migration killed while it copies blobs continues when run again: the blobs copied
+        /// before are not copied twice, and everything arrives.
+        @Test func aMigrationKilledWhileCopyingContinues() async throws {
+            let root = try RulesCommandTests.temporaryDirectory()
+            let store = root + "/storage"
+            let alice = try RulesCommandTests.addUser("alice", store: store)
+            let (source, sourceURL) = try await BinaryTests.startServer(store: store)
+            for index in 0..<60 {
+                let bytes = (0..<262_144).map { UInt8(truncatingIfNeeded: $0 &* (index + 3) &+ index) }
+                #expect(try await DiskFullTests.request("PUT", "\(sourceURL)/v0/b/users/o/alice%2Fpart-\(index).bin", token: alice, body: bytes).0 == 200)
+            }
+            let before = try await listing(sourceURL, alice)
+            source.terminate()
+            source.waitUntilExit()
+
+            let database = try await PostgresTestServer.createDatabase()
+            let catalogURL = try PostgresTestServer.url(ofDatabase: database)
+            let (endpoint, bucket) = try TestServers.s3()
+            let blobsURL = "s3://\(bucket)/cli-tests/\(UUID().uuidString)"
+            let migrate = ["migrate", "--from", store, "--to-catalog", catalogURL, "--to-blobs", blobsURL, "--s3-endpoint", endpoint]
+
+            // The first run is killed once it reports its first tenth of the blobs.
+            let first = Process()
+            first.executableURL = URL(fileURLWithPath: BinaryTests.binary)
+            first.arguments = migrate
+            let stderr = Pipe()
+            first.standardError = stderr
+            first.standardOutput = FileHandle.nullDevice
+            try first.run()
+            var said = ""
+            while !said.contains("blobs: ") {
+                let more = stderr.fileHandleForReading.availableData
+                guard !more.isEmpty else { break }
+                said += String(decoding: more, as: UTF8.self)
+            }
+            kill(first.processIdentifier, SIGKILL)
+            first.waitUntilExit()
+            #expect(first.terminationReason == .uncaughtSignal, "killed mid-copy: \(said)")
+
+            let second = try BinaryTests.run(migrate)
+            #expect(second.status == 0 && second.stdout.contains("(resumed)") && !second.stdout.contains("DIFFERENT"), "\(second.stdout)\(second.stderr)")
+            let lastReport = try #require(second.stderr.split(separator: "\n").last { $0.hasPrefix("blobs: ") })
+            let thereWord = lastReport.split(separator: ",").last?.split(separator: " ").first
+            let there = try #require(thereWord.flatMap { Int($0) }, "\(lastReport)")
+            #expect(there > 0 && there < 60, "the second run found the blobs the first had copied: \(lastReport)")
+
+            let environment = ["SPOTSTORE_CATALOG": catalogURL, "SPOTSTORE_BLOBS": blobsURL, "SPOTSTORE_S3_ENDPOINT": endpoint]
+            let (moved, movedURL) = try await BinaryTests.startServer(store: root + "/node", environment: environment)
+            defer { moved.terminate() }
+            #expect(try await listing(movedURL, alice) == before)
+            let (_, last) = try await DiskFullTests.request("GET", "\(movedURL)/v0/b/users/o/alice%2Fpart-59.bin?alt=media", token: alice)
+            #expect(last == (0..<262_144).map { UInt8(truncatingIfNeeded: $0 &* 62 &+ 59) })
+            let fsck = try BinaryTests.run(["fsck", "--store", root + "/node"], environment: environment)
+            #expect(fsck.status == 0, "\(fsck.stdout)\(fsck.stderr)")
+            try await PostgresTestServer.dropDatabase(database)
+        }
+
         /// Every object of the spots bucket and of alice's folder, by name, with its MD5 and size as listed.
         private func listing(_ server: String, _ token: String) async throws -> Listing {
             var objects: Listing = [:]
