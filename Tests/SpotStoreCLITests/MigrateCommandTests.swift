@@ -40,10 +40,7 @@ extension BinaryTests {
             source.terminate()
             source.waitUntilExit()
 
-            let database = try await PostgresTestServer.createDatabase()
-            let catalogURL = try PostgresTestServer.url(ofDatabase: database)
-            let (endpoint, bucket) = try TestServers.s3()
-            let blobsURL = "s3://\(bucket)/cli-tests/\(UUID().uuidString)"
+            let (database, catalogURL, blobsURL, endpoint) = try await Self.newDestination()
             let migrate = ["migrate", "--from", store, "--to-catalog", catalogURL, "--to-blobs", blobsURL, "--s3-endpoint", endpoint]
             let first = try BinaryTests.run(migrate)
             #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
@@ -100,10 +97,7 @@ extension BinaryTests {
             source.terminate()
             source.waitUntilExit()
 
-            let database = try await PostgresTestServer.createDatabase()
-            let catalogURL = try PostgresTestServer.url(ofDatabase: database)
-            let (endpoint, bucket) = try TestServers.s3()
-            let blobsURL = "s3://\(bucket)/cli-tests/\(UUID().uuidString)"
+            let (database, catalogURL, blobsURL, endpoint) = try await Self.newDestination()
             let migrate = ["migrate", "--from", store, "--to-catalog", catalogURL, "--to-blobs", blobsURL, "--s3-endpoint", endpoint]
 
             // The first run is killed once it reports its first tenth of the blobs.
@@ -140,6 +134,13 @@ extension BinaryTests {
             let fsck = try BinaryTests.run(["fsck", "--store", root + "/node"], environment: environment)
             #expect(fsck.status == 0, "\(fsck.stdout)\(fsck.stderr)")
             try await PostgresTestServer.dropDatabase(database)
+        }
+
+        /// A new database on the test PostgreSQL and a new prefix of the test bucket.
+        static func newDestination() async throws -> (database: String, catalogURL: String, blobsURL: String, endpoint: String) {
+            let database = try await PostgresTestServer.createDatabase()
+            let (endpoint, bucket) = try TestServers.s3()
+            return (database, try PostgresTestServer.url(ofDatabase: database), "s3://\(bucket)/cli-tests/\(UUID().uuidString)", endpoint)
         }
 
         /// Every object of the spots bucket and of alice's folder, by name, with its MD5 and size as listed.
