@@ -28,7 +28,10 @@ let package = Package(
         .target(name: "SpotCore", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         .target(
             name: "CImageSupport",
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png"), .linkedLibrary("exif")]
+            linkerSettings: [
+                .linkedLibrary("jpeg"), .linkedLibrary("png"), .linkedLibrary("exif"), .linkedLibrary("heif"),
+                .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("lcms2"),
+            ]
         ),
         .target(name: "Media", dependencies: ["SpotCore", "CImageSupport"]),
         .target(name: "BlobStores", dependencies: ["SpotCore"]),

@@ -16,7 +16,7 @@ extension RulesPolicy {
           // spots: shared photo spots. A spot is the folder directly under the bucket; its owner
           // is the user who created its first object (`spot` is null until then).
           match /b/spots/o {
-            limit size: 6 MiB, objects: 4, types: ["image/jpeg", "image/png"];
+            limit size: 6 MiB, objects: 4, types: ["image/jpeg", "image/png", "image/heic", "image/heif", "image/avif", "image/webp"];
 
             // Any signed-in user may list anywhere in the bucket, the root included.
             match /{path=**} {

@@ -64,10 +64,9 @@ public enum FuzzInput {
             // An upload is answered with the error's status: a bad image must be a 4xx, never a 500.
             precondition(error.kind.httpStatusCode < 500, "a malformed image gives \(error.kind.httpStatusCode): \(error.message)")
         }
-        let stripped = LocationStripper.removingLocation(from: bytes)
-        // What is served to others must still be an image without a readable position.
-        if ImageSniffer.format(of: bytes) == .jpeg {
-            let location = ExifReader.read(jpeg: stripped).location
+        // What is served to others must be without a readable position (or not served).
+        if let stripped = LocationStripper.removingLocation(from: bytes) {
+            let location = ExifReader.read(photo: stripped).location
             precondition(location == nil, "LocationStripper left a readable GPS position: \(String(describing: location))")
         }
     }

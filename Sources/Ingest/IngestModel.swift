@@ -56,7 +56,7 @@ public struct FoundPhoto: Sendable, Equatable {
 public enum SkipReason: String, Sendable, CaseIterable, Codable {
     case hidden = "hidden"
     case excluded = "excluded"
-    case notAnImage = "not a JPEG or PNG"
+    case notAnImage = "not a JPEG, PNG, HEIC/HEIF, AVIF or WebP photo"
     case empty = "empty file"
     case outsideSymlink = "symlink leading out of the folder"
     case unreadable = "unreadable"

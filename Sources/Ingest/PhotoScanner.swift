@@ -133,8 +133,8 @@ public enum PhotoScanner {
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             if total == 0 {
                 guard count > 0 else { return skip(.empty) }
-                guard let sniffed = ImageSniffer.format(of: chunk.prefix(8)) else {
-                    return skip(.notAnImage, "neither JPEG nor PNG by its first bytes")
+                guard let sniffed = ImageSniffer.format(of: chunk.prefix(ImageSniffer.prefixLength)) else {
+                    return skip(.notAnImage, "not a photo by its first bytes")
                 }
                 format = sniffed
                 if sniffed == .jpeg, let end = exifSegmentEnd(in: chunk) {
@@ -148,6 +148,10 @@ public enum PhotoScanner {
             if count < buffer.count { break }
         }
         guard let format else { return skip(.empty) }
+        if format.isHEIF || format == .webp, let bytes = FileManager.default.contents(atPath: candidate.absolutePath) {
+            // their EXIF may lie anywhere in the file, so it is read once the whole file was hashed
+            location = ExifReader.read(photo: [UInt8](bytes)).location.flatMap { $0.isValidPosition ? $0 : nil }
+        }
         let photo = FoundPhoto(
             relativePath: candidate.relativePath, absolutePath: candidate.absolutePath, size: total, format: format,
             digest: SpotCore.Digest(bytes: hasher.finalize()), location: location)

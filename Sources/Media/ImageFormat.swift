@@ -4,6 +4,15 @@ public enum ImageFormat: String, Sendable, CaseIterable {
     case jpeg
     /// PNG, magic bytes `89 50 4E 47 0D 0A 1A 0A`.
     case png
+    /// HEIC: HEVC-coded HEIF (ISO BMFF `ftyp` brands `heic`, `heix`, `hevc`, `hevx`…), as
+    /// iPhones save photos.
+    case heic
+    /// HEIF with another or no declared codec (brands `mif1`, `msf1` alone).
+    case heif
+    /// AVIF: AV1-coded HEIF (brands `avif`, `avis`).
+    case avif
+    /// WebP: `RIFF`, a size, `WEBP` (lossy, lossless, extended).
+    case webp
 
     /// The format whose MIME type is `contentType`; `nil` for any other type.
     public init?(contentType: String) {
@@ -11,11 +20,13 @@ public enum ImageFormat: String, Sendable, CaseIterable {
         self = format
     }
 
-    /// The MIME type: `image/jpeg` or `image/png`.
-    public var contentType: String {
-        switch self {
-        case .jpeg: "image/jpeg"
-        case .png: "image/png"
-        }
-    }
+    /// The MIME type: `image/jpeg`, `image/png`, `image/heic`, `image/heif`, `image/avif`,
+    /// `image/webp`.
+    public var contentType: String { "image/\(rawValue)" }
+
+    /// Whether the file is an ISO BMFF (HEIF) container, read with libheif.
+    public var isHEIF: Bool { [.heic, .heif, .avif].contains(self) }
+
+    /// Names for messages: "JPEG, PNG, HEIC/HEIF, AVIF or WebP".
+    public static let described = "JPEG, PNG, HEIC/HEIF, AVIF or WebP"
 }

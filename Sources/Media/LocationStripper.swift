@@ -15,13 +15,19 @@ public enum LocationStripper {
     ///   - Markers that cannot be walked end the walk: the rest is copied unchanged.
     /// - PNG: `eXIf` chunks and text chunks holding XMP (`XML:com.adobe.xmp`) or an
     ///   ImageMagick raw Exif/APP1/XMP profile are dropped, also when truncated at the end.
+    /// - HEIF (HEIC, AVIF) and WebP: the Exif item or chunk cleaned in place and XMP mentioning
+    ///   `gps` blanked (see `removingLocation(fromHEIF:)` and `removingLocation(fromWebP:)`).
     /// - Anything else: returned unchanged.
     ///
     /// Not handled: GPS in MakerNotes, in Photoshop APP13 resources, or in IPTC.
-    public static func removingLocation(from bytes: [UInt8]) -> [UInt8] {
+    /// - Returns: `nil` when a HEIF or WebP container cannot be walked safely (the position
+    ///   could not be removed).
+    public static func removingLocation(from bytes: [UInt8]) -> [UInt8]? {
         switch ImageSniffer.format(of: bytes) {
         case .jpeg: removingLocation(fromJPEG: bytes)
         case .png: removingLocation(fromPNG: bytes)
+        case .heic, .heif, .avif: removingLocation(fromHEIF: bytes)
+        case .webp: removingLocation(fromWebP: bytes)
         case nil: bytes
         }
     }
@@ -84,7 +90,7 @@ public enum LocationStripper {
     }
 
     /// Whether `data` contains `gps` in any letter case.
-    private static func mentionsGPS(_ data: ArraySlice<UInt8>) -> Bool {
+    static func mentionsGPS(_ data: ArraySlice<UInt8>) -> Bool {
         var index = data.startIndex
         while index + 3 <= data.endIndex {
             if data[index] | 0x20 == 0x67, data[index + 1] | 0x20 == 0x70, data[index + 2] | 0x20 == 0x73 { return true }

@@ -45,7 +45,10 @@ public struct PhotoAnalysis: Sendable {
 ///
 /// Thumbnails are scaled on the long edge to each requested size (never upscaled), turned
 /// upright for the EXIF orientation and carry no metadata at all (no EXIF, no GPS).
-/// JPEG and opaque PNG give JPEG thumbnails (quality 85); PNG with transparency gives PNG.
+/// Opaque images give JPEG thumbnails (quality 85), images with transparency PNG ones. HEIF
+/// (HEIC, AVIF) is decoded upright by libheif (its `irot`/`imir`), so its EXIF orientation
+/// is not applied again; a HEIF's embedded thumbnail is used when it covers every size asked.
+/// Photos in another colour space (ICC profile, Display P3) get sRGB thumbnails.
 public struct PhotoAnalyzer: Sendable {
     /// Long edges of the thumbnails to make, in pixels; non-positive and repeated sizes are ignored.
     public let thumbnailSizes: [Int]
@@ -68,7 +71,7 @@ public struct PhotoAnalyzer: Sendable {
     /// makes one thumbnail per size. CPU-heavy and synchronous: callers run it off the
     /// cooperative pool. The whole image is always decoded (at reduced scale for JPEG),
     /// so a truncated file is refused even when no thumbnails are asked for.
-    /// - Throws: `SpotError(.unsupportedMediaType)` when the bytes are not JPEG or PNG
+    /// - Throws: `SpotError(.unsupportedMediaType)` when the bytes are none of `ImageFormat`'s
     ///   (empty included); `SpotError(.invalidContent)` for truncated or corrupt images and
     ///   decompression bombs; `SpotError(.internal)` when memory runs out.
     public func analyze(_ bytes: [UInt8]) throws(SpotError) -> PhotoAnalysis {
@@ -77,6 +80,8 @@ public struct PhotoAnalyzer: Sendable {
             switch format {
             case .jpeg: try analyzeJPEG(buffer)
             case .png: try analyzePNG(buffer)
+            case .heic, .heif, .avif: try analyzeHEIF(buffer, format: format)
+            case .webp: try analyzeWebP(buffer)
             }
         }
     }
@@ -109,7 +114,7 @@ public struct PhotoAnalyzer: Sendable {
     }
 
     /// Refuses decompression bombs from the header alone.
-    private func checkPixelCount(width: Int, height: Int) throws(SpotError) {
+    func checkPixelCount(width: Int, height: Int) throws(SpotError) {
         let pixels = width * height
         guard pixels > maxPixels else { return }
         throw SpotError(
@@ -126,12 +131,12 @@ public struct PhotoAnalyzer: Sendable {
 
     static func unsupported(_ bytes: [UInt8]) -> SpotError {
         guard !bytes.isEmpty else {
-            return SpotError(.unsupportedMediaType, "The file is empty; upload a JPEG or PNG image.")
+            return SpotError(.unsupportedMediaType, "The file is empty; upload a \(ImageFormat.described) image.")
         }
         let digits = Array("0123456789ABCDEF")
         let start = bytes.prefix(8).map { String([digits[Int($0 >> 4)], digits[Int($0 & 15)]]) }.joined(separator: " ")
         return SpotError(
             .unsupportedMediaType,
-            "The file is not a JPEG or PNG image (it starts with bytes \(start)); upload a JPEG or PNG image.")
+            "The file is not a \(ImageFormat.described) image (it starts with bytes \(start)); upload one of those.")
     }
 }

@@ -44,11 +44,11 @@ struct ThumbnailPlan {
     }
 
     /// Makes every target from `rows` (the image at any scale, read top to bottom, each
-    /// row at most once), turns each upright and encodes it: PNG when the rows have alpha,
-    /// JPEG otherwise. The largest target is resampled from `rows` as they stream in;
+    /// row at most once), converts it to sRGB from `colourSpace` (when given), turns it
+    /// upright and encodes it: PNG when the rows have alpha, JPEG otherwise. The largest target is resampled from `rows` as they stream in;
     /// each smaller one from the smallest result that still covers it (much cheaper, and
     /// as good: every step is low-pass filtered). With no targets, nothing is read.
-    func render(from rows: some PixelRows, orientation: Int) throws(SpotError) -> [EncodedThumbnail] {
+    func render(from rows: some PixelRows, orientation: Int, colourSpace: ColourSpace? = nil) throws(SpotError) -> [EncodedThumbnail] {
         var made: [Int: EncodedThumbnail] = [:]
         var sources: [PixelBuffer] = []
         for target in targets.sorted(by: { $0.size > $1.size }) {
@@ -57,6 +57,7 @@ struct ThumbnailPlan {
                 resized = try Self.resize(BufferRows(source), to: target)
             } else {
                 resized = try Self.resize(rows, to: target)
+                try colourSpace?.convertToSRGB(resized)  // once: smaller targets are made from this
             }
             sources.append(resized)
             made[target.size] = try Self.encode(resized, size: target.size, orientation: orientation)

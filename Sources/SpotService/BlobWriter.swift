@@ -6,6 +6,7 @@ import Darwin
 #endif
 import Crypto
 import Foundation
+import Media
 import SpotCore
 
 /// A body written to a temp file and hashed, ready to move into a `BlobStore`.
@@ -25,7 +26,7 @@ public struct BlobWriter: Sendable {
     public let temporaryDirectory: String
 
     /// How many leading bytes `StagedBlob.head` keeps.
-    static let headLength = 64
+    static let headLength = ImageSniffer.prefixLength
 
     /// Creates the directory if needed.
     public init(temporaryDirectory: String) throws {

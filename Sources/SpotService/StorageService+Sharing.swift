@@ -109,7 +109,7 @@ extension StorageService {
     }
 
     /// The bytes of `object` for `user` (`nil`: someone holding a link): the stored blob,
-    /// or, when `spot` hides its position from them and the object is a JPEG or PNG (by its
+    /// or, when `spot` hides its position from them and the object is a photo (by its
     /// bytes), a copy without GPS made once and kept as a blob.
     ///
     /// - Parameter damage: the damage marks of `object`'s blobs, read with it
@@ -125,7 +125,9 @@ extension StorageService {
         guard let bytes = try await blobs.read(object.digest) else {
             throw SpotError(.internal, "blob \(object.digest) of \(object.path) is missing; run `spotstore fsck`")
         }
-        let stripped = LocationStripper.removingLocation(from: bytes)
+        guard let stripped = LocationStripper.removingLocation(from: bytes) else {
+            throw SpotError(.forbidden, "this photo's position cannot be removed from its file (\(object.path)), and its spot hides positions: only the spot's owner may download the original; its thumbnails carry no position")
+        }
         let free = BlobWriter.digest(of: stripped)
         let lease = try await leaseBlobs([free])
         do {

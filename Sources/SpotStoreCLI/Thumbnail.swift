@@ -7,7 +7,7 @@ extension SpotStoreCommand {
     /// `spotstore thumbnail FILE… --size N --out DIR`: the thumbnailer on local files.
     struct Thumbnail: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make thumbnails of local JPEG/PNG files, as the service does on upload.",
+            abstract: "Make thumbnails of local photos (JPEG, PNG, HEIC/HEIF, AVIF, WebP), as the service does on upload.",
             discussion: "Writes DIR/<name>-<size>.jpg (.png for images with alpha) for each file and size. Prints only errors; the exit status is non-zero when any file failed.")
 
         @Option(name: .customLong("size"), help: ArgumentHelp("Long edge in pixels; repeat for several sizes.", valueName: "px"))
@@ -19,7 +19,7 @@ extension SpotStoreCommand {
         @Option(help: "How many files to work on at once.")
         var jobs: Int = 1
 
-        @Argument(help: ArgumentHelp("JPEG or PNG files.", valueName: "file"))
+        @Argument(help: ArgumentHelp("JPEG, PNG, HEIC/HEIF, AVIF or WebP files.", valueName: "file"))
         var files: [String]
 
         func validate() throws {

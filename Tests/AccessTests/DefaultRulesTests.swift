@@ -5,7 +5,7 @@ import Testing
 @Suite struct DefaultRulesTests {
     let policy: RulesPolicy
     static let spotLimits = UploadLimits(
-        maxBytes: 6 * 1024 * 1024, maxObjectsPerSpot: 4, allowedContentTypes: ["image/jpeg", "image/png"], makesThumbnails: true)
+        maxBytes: 6 * 1024 * 1024, maxObjectsPerSpot: 4, allowedContentTypes: ["image/jpeg", "image/png", "image/heic", "image/heif", "image/avif", "image/webp"], makesThumbnails: true)
 
     init() throws {
         policy = try Fixtures.policy(RulesPolicy.defaultText)

@@ -35,7 +35,7 @@ import Testing
         Refusal(path: "bad/damaged-scan.jpg", kind: .invalidContent, words: ["JPEG", "54 extraneous bytes"]),
         // A decompression bomb: refused from the header (only the header knows 65000×65000).
         Refusal(path: "bad/huge-header.jpg", kind: .invalidContent, words: ["65000×65000", "4225.0 megapixels", "100.0 megapixels"]),
-        Refusal(path: "bad/not-a-jpeg.jpg", kind: .unsupportedMediaType, words: ["not a JPEG or PNG"]),
+        Refusal(path: "bad/not-a-jpeg.jpg", kind: .unsupportedMediaType, words: ["not a JPEG, PNG"]),
         Refusal(path: "bad/empty.jpg", kind: .unsupportedMediaType, words: ["empty"]),
     ])
     func refusesWithAClearMessage(_ refusal: Refusal) throws {

@@ -31,7 +31,7 @@ extension HTTPTests {
         let limits = try #require(answer["limits"] as? [String: Any])
         #expect(limits["maxBytes"] as? Int == 6 * 1024 * 1024)
         #expect(limits["maxObjectsPerSpot"] as? Int == 4)
-        #expect(limits["contentTypes"] as? [String] == ["image/jpeg", "image/png"])
+        #expect(limits["contentTypes"] as? [String] == ["image/avif", "image/heic", "image/heif", "image/jpeg", "image/png", "image/webp"])
         // Another user's photos are not theirs to skip.
         #expect(try await check(bob, #"{"digests": ["\#(parisDigest)"]}"#).1["present"] as? [String: [String]] == [:])
         #expect(try await check(nil, #"{"digests": []}"#).0 == .unauthorized)

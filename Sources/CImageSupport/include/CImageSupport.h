@@ -2,8 +2,8 @@
 #define CIMAGESUPPORT_H
 
 /*
- * C shims over libjpeg(-turbo), libpng and libexif: the only code in SpotStore that
- * touches them. libjpeg reports fatal errors with longjmp; every function here that
+ * C shims over libjpeg(-turbo), libpng, libheif, libwebp, lcms2 and libexif: the only
+ * code in SpotStore that touches them. libjpeg reports fatal errors with longjmp; every function here that
  * calls it does its own setjmp, so a jump never crosses a Swift frame. Nothing here
  * exits or prints: failures come back as a status code plus a message.
  *
@@ -126,6 +126,76 @@ cis_status cis_png_decode(const uint8_t *data, size_t size, int with_alpha, int6
 /// metadata chunks. `*out` (malloc'd, `*out_size` bytes) is set only on success.
 cis_status cis_png_encode(const uint8_t *pixels, int width, int height, int channels,
                           uint8_t **out, size_t *out_size, cis_message *message);
+
+/// What a HEIF (HEIC, AVIF) file says about its primary image, without decoding pixels.
+typedef struct {
+    /// As stored (the `ispe` box): what the pixel limit is checked against.
+    int stored_width;
+    int stored_height;
+    /// Upright, after the file's rotation, mirroring and crop: what decoding gives.
+    int width;
+    int height;
+    int has_alpha;
+    /// The first embedded thumbnail's upright size; 0 when there is none.
+    int thumbnail_width;
+    int thumbnail_height;
+} cis_heif_header;
+
+/// A HEIF file read from memory (opaque); the memory must outlive it.
+typedef struct cis_heif cis_heif;
+
+/// Reads the container (boxes, item properties) and finds the primary image. On success
+/// `*file` is set (free it with cis_heif_free).
+cis_status cis_heif_open(const uint8_t *data, size_t size, cis_heif **file, cis_heif_header *header,
+                         cis_message *message);
+
+/// The primary image's first metadata item of `type` ("Exif", "mime" for XMP) as stored;
+/// `*out` stays NULL when there is none (not an error).
+cis_status cis_heif_metadata(const cis_heif *file, const char *type, uint8_t **out, size_t *out_size,
+                             cis_message *message);
+
+/// The primary image's colour: its ICC profile (`*icc` NULL when none) and the nclx box's
+/// colour primaries and transfer characteristics (2, unspecified, when there is none).
+cis_status cis_heif_color_profile(const cis_heif *file, uint8_t **icc, size_t *icc_size, int *primaries,
+                                  int *transfer, cis_message *message);
+
+/// Decodes the primary image, or its first thumbnail when `use_thumbnail`, upright, to 8-bit
+/// RGBA (4 channels) when `with_alpha`, else RGB. Truncated or corrupt data is an error.
+cis_status cis_heif_decode(const cis_heif *file, int use_thumbnail, int with_alpha, cis_pixels *out,
+                           cis_message *message);
+
+/// Releases the file (NULL is fine).
+void cis_heif_free(cis_heif *file);
+
+/// What a WebP header says (VP8, VP8L or VP8X), without decoding pixels.
+typedef struct {
+    int width;
+    int height;
+    int has_alpha;
+} cis_webp_header;
+
+/// Reads the WebP header; animated files are refused.
+cis_status cis_webp_read_header(const uint8_t *data, size_t size, cis_webp_header *header, cis_message *message);
+
+/// The payload of the first chunk `fourcc` ("EXIF", "ICCP", "XMP ") of a WebP file;
+/// `*out` stays NULL when there is none (not an error).
+cis_status cis_webp_chunk(const uint8_t *data, size_t size, const char *fourcc, uint8_t **out, size_t *out_size,
+                          cis_message *message);
+
+/// Decodes a WebP to 8-bit RGBA (4 channels) when `with_alpha`, else RGB.
+cis_status cis_webp_decode(const uint8_t *data, size_t size, int with_alpha, cis_pixels *out, cis_message *message);
+
+/// Encodes packed 8-bit RGB (3) or RGBA (4 channels) as a lossy WebP at `quality` (0-100)
+/// with no metadata chunks.
+cis_status cis_webp_encode(const uint8_t *pixels, int width, int height, int channels, int quality, uint8_t **out,
+                           size_t *out_size, cis_message *message);
+
+/// Converts packed 8-bit RGB or RGBA pixels in place to sRGB, from the ICC profile `icc`
+/// when there is one, else from the nclx colour primaries `nclx_primaries` (12 Display P3,
+/// 9 BT.2020; others are taken as sRGB already). A profile lcms2 cannot read, or one that
+/// is not RGB, leaves the pixels as they are.
+cis_status cis_convert_to_srgb(uint8_t *pixels, int width, int height, int channels, const uint8_t *icc,
+                               size_t icc_size, int nclx_primaries, cis_message *message);
 
 /// Frees memory returned by this module.
 void cis_free(void *pointer);

@@ -1,0 +1,135 @@
+// libwebp shims: WebP (lossy VP8, lossless VP8L, extended VP8X with alpha and metadata
+// chunks) decoded from memory and thumbnails encoded. libwebp returns status codes; nothing
+// here prints or exits.
+
+#include "CImageSupport.h"
+#include "shared.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <webp/decode.h>
+#include <webp/demux.h>
+#include <webp/encode.h>
+
+static const char *vp8_status_text(VP8StatusCode status) {
+    switch (status) {
+    case VP8_STATUS_OUT_OF_MEMORY: return "out of memory";
+    case VP8_STATUS_INVALID_PARAM: return "invalid parameter";
+    case VP8_STATUS_BITSTREAM_ERROR: return "bitstream error";
+    case VP8_STATUS_UNSUPPORTED_FEATURE: return "unsupported feature";
+    case VP8_STATUS_NOT_ENOUGH_DATA: return "not enough data (truncated)";
+    default: return "undecodable data";
+    }
+}
+
+static cis_status vp8_failure(VP8StatusCode status, const char *doing, cis_message *message) {
+    snprintf(message->text, sizeof message->text, "%s: %s", doing, vp8_status_text(status));
+    return status == VP8_STATUS_OUT_OF_MEMORY ? CIS_NO_MEMORY : CIS_CORRUPT;
+}
+
+cis_status cis_webp_read_header(const uint8_t *data, size_t size, cis_webp_header *header, cis_message *message) {
+    if (!data || !header || !message) return CIS_BAD_ARGUMENT;
+    cis_message_clear(message);
+    memset(header, 0, sizeof *header);
+    WebPBitstreamFeatures features;
+    VP8StatusCode status = WebPGetFeatures(data, size, &features);
+    if (status != VP8_STATUS_OK) return vp8_failure(status, "cannot read the WebP header", message);
+    if (features.has_animation) {
+        cis_message_set(message, "animated WebP files are not photos");
+        return CIS_CORRUPT;
+    }
+    header->width = features.width;
+    header->height = features.height;
+    header->has_alpha = features.has_alpha;
+    return CIS_OK;
+}
+
+cis_status cis_webp_chunk(const uint8_t *data, size_t size, const char *fourcc, uint8_t **out, size_t *out_size,
+                          cis_message *message) {
+    if (!data || !fourcc || !out || !out_size || !message) return CIS_BAD_ARGUMENT;
+    cis_message_clear(message);
+    *out = NULL;
+    *out_size = 0;
+    WebPData input = {data, size};
+    WebPDemuxer *demuxer = WebPDemux(&input);
+    if (!demuxer) {
+        cis_message_set(message, "cannot read the WebP container");
+        return CIS_CORRUPT;
+    }
+    WebPChunkIterator chunk;
+    if (WebPDemuxGetChunk(demuxer, fourcc, 1, &chunk)) {
+        uint8_t *bytes = malloc(chunk.chunk.size ? chunk.chunk.size : 1);
+        if (!bytes) {
+            WebPDemuxReleaseChunkIterator(&chunk);
+            WebPDemuxDelete(demuxer);
+            cis_message_set(message, "the WebP chunk does not fit in memory");
+            return CIS_NO_MEMORY;
+        }
+        memcpy(bytes, chunk.chunk.bytes, chunk.chunk.size);
+        *out = bytes;
+        *out_size = chunk.chunk.size;
+        WebPDemuxReleaseChunkIterator(&chunk);
+    }
+    WebPDemuxDelete(demuxer);
+    return CIS_OK;
+}
+
+cis_status cis_webp_decode(const uint8_t *data, size_t size, int with_alpha, cis_pixels *out, cis_message *message) {
+    if (!data || !out || !message) return CIS_BAD_ARGUMENT;
+    cis_message_clear(message);
+    memset(out, 0, sizeof *out);
+    int width = 0, height = 0;
+    if (!WebPGetInfo(data, size, &width, &height) || width <= 0 || height <= 0) {
+        cis_message_set(message, "cannot read the WebP header");
+        return CIS_CORRUPT;
+    }
+    int channels = with_alpha ? 4 : 3;
+    size_t row_bytes = (size_t)width * (size_t)channels;
+    size_t total = row_bytes * (size_t)height;
+    uint8_t *pixels = malloc(total + CIS_PIXEL_PADDING);
+    if (!pixels) {
+        cis_message_set(message, "the WebP image does not fit in memory");
+        return CIS_NO_MEMORY;
+    }
+    memset(pixels + total, 0, CIS_PIXEL_PADDING);
+    uint8_t *done = with_alpha ? WebPDecodeRGBAInto(data, size, pixels, total, (int)row_bytes)
+                               : WebPDecodeRGBInto(data, size, pixels, total, (int)row_bytes);
+    if (!done) {
+        free(pixels);
+        cis_message_set(message, "the WebP image data is truncated or corrupt");
+        return CIS_CORRUPT;
+    }
+    out->pixels = pixels;
+    out->width = width;
+    out->height = height;
+    out->channels = channels;
+    return CIS_OK;
+}
+
+cis_status cis_webp_encode(const uint8_t *pixels, int width, int height, int channels, int quality, uint8_t **out,
+                           size_t *out_size, cis_message *message) {
+    if (!pixels || !out || !out_size || !message || (channels != 3 && channels != 4)) return CIS_BAD_ARGUMENT;
+    cis_message_clear(message);
+    *out = NULL;
+    *out_size = 0;
+    uint8_t *encoded = NULL;
+    size_t size = channels == 4 ? WebPEncodeRGBA(pixels, width, height, width * 4, (float)quality, &encoded)
+                                : WebPEncodeRGB(pixels, width, height, width * 3, (float)quality, &encoded);
+    if (size == 0 || !encoded) {
+        cis_message_set(message, "libwebp could not encode the thumbnail");
+        return CIS_NO_MEMORY;
+    }
+    // WebPFree and free may differ; hand back memory that cis_free can release
+    uint8_t *copy = malloc(size);
+    if (!copy) {
+        WebPFree(encoded);
+        cis_message_set(message, "the WebP thumbnail does not fit in memory");
+        return CIS_NO_MEMORY;
+    }
+    memcpy(copy, encoded, size);
+    WebPFree(encoded);
+    *out = copy;
+    *out_size = size;
+    return CIS_OK;
+}

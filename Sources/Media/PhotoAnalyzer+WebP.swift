@@ -1,0 +1,22 @@
+import SpotCore
+
+extension PhotoAnalyzer {
+    /// WebP: the pixel limit checked against the VP8/VP8L/VP8X header before decoding; EXIF
+    /// from the `EXIF` chunk, its orientation applied to thumbnails as for JPEG; colour from
+    /// the `ICCP` chunk.
+    func analyzeWebP(_ buffer: UnsafeBufferPointer<UInt8>) throws(SpotError) -> PhotoAnalysis {
+        let header = try WebPCodec.header(buffer)
+        let width = Int(header.width), height = Int(header.height)
+        try checkPixelCount(width: width, height: height)
+        let exif = try WebPCodec.chunk("EXIF", in: buffer).map { ExifReader.read(tiffStructure: Array(WebPCodec.tiff(inExifChunk: $0[...]))) } ?? ExifFields()
+        let metadata = PhotoMetadata(
+            width: width, height: height, orientation: exif.orientation, takenAt: exif.takenAt,
+            cameraMake: exif.cameraMake, cameraModel: exif.cameraModel, location: exif.location)
+        let decoded = try WebPCodec.decode(buffer, withAlpha: header.has_alpha != 0)
+        if decoded.channels == 4, decoded.isOpaque { decoded.dropAlpha() }
+        let plan = ThumbnailPlan(width: width, height: height, sizes: thumbnailSizes)
+        let colourSpace = ColourSpace(icc: try WebPCodec.chunk("ICCP", in: buffer))
+        let thumbnails = try plan.render(from: BufferRows(decoded), orientation: exif.orientation, colourSpace: colourSpace)
+        return PhotoAnalysis(format: .webp, metadata: metadata, thumbnails: thumbnails)
+    }
+}
