@@ -15,9 +15,10 @@ import SpotServer
 /// ids, page tokens) are `package` declarations: reached from here in every build.
 public enum FuzzInput {
     /// What the rest of an input is fed to, chosen by its first byte. An input that starts
-    /// like a JPEG or PNG (the fixtures, crash files) is an image as a whole.
+    /// like a photo (the fixtures, crash files) is an image as a whole.
     public enum Parser: UInt8, CaseIterable, Sendable {
-        /// The rest is an image: sniffing, header, EXIF, decoding, thumbnails, GPS removal.
+        /// The rest is an image (JPEG, PNG, HEIF, WebP): sniffing, header, EXIF, decoding,
+        /// thumbnails, GPS removal (the HEIF box walker included).
         case image = 0x69  // "i"
         /// The rest is an Exif block (TIFF after `Exif\0\0`), wrapped in a JPEG APP1 and a PNG eXIf.
         case exif = 0x65  // "e"

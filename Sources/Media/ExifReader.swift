@@ -33,23 +33,45 @@ public enum ExifReader {
     /// The byte range of the APP1 payload that starts with `Exif\0\0`, found by walking
     /// the JPEG markers up to the first scan. `nil` when absent or the markers are broken.
     static func exifSegment(in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
-        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+        appSegments(0xE1, in: bytes).first { bytes[$0].starts(with: [0x45, 0x78, 0x69, 0x66, 0, 0]) }
+    }
+
+    /// The payloads of the `marker` segments (APP1 0xE1, APP2 0xE2…) before the first scan,
+    /// in file order; the walk stops at markers it cannot follow.
+    static func appSegments(_ marker: UInt8, in bytes: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
+        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return [] }
+        var found: [Range<Int>] = []
         var position = 2
         while position + 4 <= bytes.count {
-            guard bytes[position] == 0xFF else { return nil }
-            let marker = bytes[position + 1]
-            if marker == 0xFF { position += 1; continue }  // fill byte
-            if marker == 0x01 || (0xD0...0xD8).contains(marker) { position += 2; continue }  // no length
-            if marker == 0xDA || marker == 0xD9 { return nil }  // start of scan / end of image
+            guard bytes[position] == 0xFF else { break }
+            let current = bytes[position + 1]
+            if current == 0xFF { position += 1; continue }  // fill byte
+            if current == 0x01 || (0xD0...0xD8).contains(current) { position += 2; continue }  // no length
+            if current == 0xDA || current == 0xD9 { break }  // start of scan / end of image
             let length = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
             // The length counts its own 2 bytes: below 2 the segment is broken (and the
             // payload range would run backwards).
-            guard length >= 2, position + 2 + length <= bytes.count else { return nil }
+            guard length >= 2, position + 2 + length <= bytes.count else { break }
             let payload = (position + 4)..<(position + 2 + length)
-            if marker == 0xE1, bytes[payload].starts(with: [0x45, 0x78, 0x69, 0x66, 0, 0]) { return payload }
+            if current == marker { found.append(payload) }
             position = payload.upperBound
         }
-        return nil
+        return found
+    }
+
+    /// The ICC profile of a JPEG: the `ICC_PROFILE` APP2 segments' data joined in their
+    /// sequence order; `nil` when there is none or a piece is missing.
+    static func iccProfile(in bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let signature = Array("ICC_PROFILE\0".utf8)
+        let pieces = appSegments(0xE2, in: bytes).filter { bytes[$0].starts(with: signature) && $0.count > signature.count + 2 }
+        guard let count = pieces.first.map({ Int(bytes[$0.lowerBound + signature.count + 1]) }), count == pieces.count else { return nil }
+        var ordered = [ArraySlice<UInt8>?](repeating: nil, count: count)
+        for piece in pieces {
+            let sequence = Int(bytes[piece.lowerBound + signature.count])
+            guard (1...count).contains(sequence), ordered[sequence - 1] == nil else { return nil }
+            ordered[sequence - 1] = ArraySlice(bytes[(piece.lowerBound + signature.count + 2)..<piece.upperBound])
+        }
+        return ordered.allSatisfy { $0 != nil } ? ordered.flatMap { $0! } : nil
     }
 
     /// Parses an EXIF block (`Exif\0\0` followed by the TIFF structure).

@@ -48,7 +48,8 @@ public struct PhotoAnalysis: Sendable {
 /// Opaque images give JPEG thumbnails (quality 85), images with transparency PNG ones. HEIF
 /// (HEIC, AVIF) is decoded upright by libheif (its `irot`/`imir`), so its EXIF orientation
 /// is not applied again; a HEIF's embedded thumbnail is used when it covers every size asked.
-/// Photos in another colour space (ICC profile, Display P3) get sRGB thumbnails.
+/// Photos in another colour space (an ICC profile in any format, Display P3 primaries in
+/// HEIF) get sRGB thumbnails.
 public struct PhotoAnalyzer: Sendable {
     /// Long edges of the thumbnails to make, in pixels; non-positive and repeated sizes are ignored.
     public let thumbnailSizes: [Int]
@@ -97,7 +98,8 @@ public struct PhotoAnalyzer: Sendable {
 
         let plan = ThumbnailPlan(width: width, height: height, sizes: thumbnailSizes)
         let decoder = try JPEGDecoder(buffer, scaleEighths: plan.jpegScaleEighths)
-        let thumbnails = try plan.render(from: decoder, orientation: exif.orientation)
+        let colourSpace = ColourSpace(icc: ExifReader.iccProfile(in: buffer))
+        let thumbnails = try plan.render(from: decoder, orientation: exif.orientation, colourSpace: colourSpace)
         try decoder.finish()  // the rest of the data, to the end: refuses truncated files
         return PhotoAnalysis(format: .jpeg, metadata: metadata, thumbnails: thumbnails)
     }

@@ -79,6 +79,21 @@ import Testing
         #expect(ColourSpace(icc: nil, nclxPrimaries: 1) == nil && ColourSpace(icc: [], nclxPrimaries: 2) == nil, "sRGB needs no conversion")
     }
 
+    /// A JPEG tagged with a Display P3 profile gets thumbnails converted to sRGB: the same
+    /// numbers meant as P3 are more saturated in sRGB numbers than when taken as sRGB.
+    @Test func jpegProfilesAreApplied() throws {
+        let analyzer = PhotoAnalyzer(thumbnailSizes: [64])
+        func saturation(_ path: String) throws -> Int {
+            let image = try DecodedImage(jpeg: try #require(analyzer.analyze(try Fixtures.bytes(path)).thumbnails.first).bytes)
+            return stride(from: 0, to: image.pixels.count, by: 3).reduce(0) { total, start in
+                let pixel = image.pixels[start..<(start + 3)]
+                return total + Int(pixel.max()!) - Int(pixel.min()!)
+            }
+        }
+        let tagged = try saturation("heif/p3.jpg"), plain = try saturation("photos/coffee.jpg")
+        #expect(tagged > plain * 105 / 100, "P3 \(tagged), taken as sRGB \(plain)")
+    }
+
     /// An iPhone HEIC's colour (Display P3) is found, so its thumbnails are converted.
     @Test func iPhonePhotosNameTheirColourSpace() throws {
         let bytes = try Fixtures.bytes("heif/heic-iphone7.heic")
