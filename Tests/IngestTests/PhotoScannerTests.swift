@@ -80,6 +80,26 @@ import Darwin
         #expect(scan.photo("at-150k.jpg")?.location == nil, "the head read for EXIF is 128 KiB")
     }
 
+    /// Phone formats are photos too, and their GPS comes from the HEIF `Exif` item or the
+    /// WebP `EXIF` chunk, wherever in the file it is.
+    @Test func findsPhoneFormatsAndTheirGPS() async throws {
+        let tree = try TempTree()
+        try tree.copy("heif/gps.heic", to: "eiffel.heic")
+        try tree.copy("heif/gps.webp", to: "beijing.bin")  // a WebP by its bytes
+        try tree.copy("heif/xiaomi.heic", to: "android/IMG_1.HEIC")
+        try tree.copy("heif/paris_icc_exif_xmp.avif", to: "pixel.avif")  // GPS 0,0: no position
+        let scan = try await PhotoScanner.scan(IngestOptions(root: tree.root), concurrency: 2)
+        #expect(scan.photoPaths == ["android/IMG_1.HEIC", "beijing.bin", "eiffel.heic", "pixel.avif"])
+        #expect(scan.photo("eiffel.heic")?.format == .heic && scan.photo("beijing.bin")?.format == .webp)
+        #expect(scan.photo("pixel.avif")?.format == .avif && scan.photo("pixel.avif")?.location == nil)
+        let eiffel = try #require(scan.photo("eiffel.heic")?.location)
+        #expect(abs(eiffel.latitude - 48.8584) < 1e-4 && abs(eiffel.longitude - 2.2945) < 1e-4)
+        let beijing = try #require(scan.photo("beijing.bin")?.location)
+        #expect(abs(beijing.latitude - 39.9156) < 1e-3 && abs(beijing.longitude - 116.3908) < 1e-3)
+        let xiaomi = try #require(scan.photo("android/IMG_1.HEIC")?.location)
+        #expect(abs(xiaomi.latitude - 47.2272889) < 1e-6 && abs(xiaomi.longitude - 39.6999922) < 1e-6)
+    }
+
     @Test func accountsForEveryFileOfTheFixturesFolder() async throws {
         // The repository's fixtures as they are: broken files, corrupt EXIF, text, PNGs.
         let scan = try await PhotoScanner.scan(IngestOptions(root: IngestFixtures.directory), concurrency: 4)
