@@ -46,6 +46,13 @@ extension HTTPTests {
             #expect(decoded.format == .jpeg && decoded.metadata.width == 256 && decoded.metadata.height == 256)
             #expect(decoded.metadata.location == nil && decoded.metadata.cameraModel == nil, "no metadata in thumbnails")
 
+            // Into a home folder too: the type is the bytes', not curl's, and the photo is analysed.
+            let home = "/v0/b/users/o/alice%2Fphone.bin"
+            #expect(try await status(client, .put, home, alice, body: heic, contentType: "application/x-www-form-urlencoded") == .ok)
+            let homeMetadata = try await metadata(home, alice)
+            #expect(homeMetadata["contentType"] as? String == "image/heic")
+            #expect((homeMetadata["photo"] as? [String: Any])?["location"] != nil)
+
             for (path, type) in [("heif/gps.webp", "image/webp"), ("heif/paris_icc_exif_xmp.avif", "image/avif")] {
                 let uri = "/v0/b/spots/o/trapani%2F\((path as NSString).lastPathComponent)"
                 #expect(try await status(client, .put, uri, alice, body: try fixture(path)) == .ok, "\(path)")
