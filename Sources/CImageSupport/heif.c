@@ -84,17 +84,15 @@ cis_status cis_heif_metadata(const cis_heif *file, const char *type, uint8_t **o
 }
 
 cis_status cis_heif_color_profile(const cis_heif *file, uint8_t **icc, size_t *icc_size, int *primaries,
-                                  int *transfer, cis_message *message) {
-    if (!file || !icc || !icc_size || !primaries || !transfer || !message) return CIS_BAD_ARGUMENT;
+                                  cis_message *message) {
+    if (!file || !icc || !icc_size || !primaries || !message) return CIS_BAD_ARGUMENT;
     cis_message_clear(message);
     *icc = NULL;
     *icc_size = 0;
     *primaries = 2;  // unspecified
-    *transfer = 2;
     struct heif_color_profile_nclx *nclx = NULL;
     if (heif_image_handle_get_nclx_color_profile(file->primary, &nclx).code == heif_error_Ok && nclx) {
         *primaries = nclx->color_primaries;
-        *transfer = nclx->transfer_characteristics;
         heif_nclx_color_profile_free(nclx);
     }
     size_t size = heif_image_handle_get_raw_color_profile_size(file->primary);

@@ -1,5 +1,5 @@
 // libwebp shims: WebP (lossy VP8, lossless VP8L, extended VP8X with alpha and metadata
-// chunks) decoded from memory and thumbnails encoded. libwebp returns status codes; nothing
+// chunks) decoded from memory. libwebp returns status codes; nothing
 // here prints or exits.
 
 #include "CImageSupport.h"
@@ -10,7 +10,6 @@
 
 #include <webp/decode.h>
 #include <webp/demux.h>
-#include <webp/encode.h>
 
 static const char *vp8_status_text(VP8StatusCode status) {
     switch (status) {
@@ -104,32 +103,5 @@ cis_status cis_webp_decode(const uint8_t *data, size_t size, int with_alpha, cis
     out->width = width;
     out->height = height;
     out->channels = channels;
-    return CIS_OK;
-}
-
-cis_status cis_webp_encode(const uint8_t *pixels, int width, int height, int channels, int quality, uint8_t **out,
-                           size_t *out_size, cis_message *message) {
-    if (!pixels || !out || !out_size || !message || (channels != 3 && channels != 4)) return CIS_BAD_ARGUMENT;
-    cis_message_clear(message);
-    *out = NULL;
-    *out_size = 0;
-    uint8_t *encoded = NULL;
-    size_t size = channels == 4 ? WebPEncodeRGBA(pixels, width, height, width * 4, (float)quality, &encoded)
-                                : WebPEncodeRGB(pixels, width, height, width * 3, (float)quality, &encoded);
-    if (size == 0 || !encoded) {
-        cis_message_set(message, "libwebp could not encode the thumbnail");
-        return CIS_NO_MEMORY;
-    }
-    // WebPFree and free may differ; hand back memory that cis_free can release
-    uint8_t *copy = malloc(size);
-    if (!copy) {
-        WebPFree(encoded);
-        cis_message_set(message, "the WebP thumbnail does not fit in memory");
-        return CIS_NO_MEMORY;
-    }
-    memcpy(copy, encoded, size);
-    WebPFree(encoded);
-    *out = copy;
-    *out_size = size;
     return CIS_OK;
 }

@@ -9,9 +9,7 @@ extension ExifReader {
         case .some(let format) where format.isHEIF:
             tiff = bytes.withUnsafeBufferPointer { buffer in try? HEIFFile(buffer, format: format).exifTIFF() } ?? nil
         case .webp:
-            tiff = bytes.withUnsafeBufferPointer { buffer in
-                (try? WebPCodec.chunk("EXIF", in: buffer)).flatMap { $0.map { Array(WebPCodec.tiff(inExifChunk: $0[...])) } }
-            }
+            tiff = bytes.withUnsafeBufferPointer { buffer in try? WebPCodec.exifTIFF(in: buffer) } ?? nil
         default: return ExifFields()  // PNG, or not a photo
         }
         return tiff.map(read(tiffStructure:)) ?? ExifFields()

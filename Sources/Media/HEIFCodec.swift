@@ -50,9 +50,9 @@ final class HEIFFile {
     func colourSpace() throws(SpotError) -> ColourSpace? {
         var icc: UnsafeMutablePointer<UInt8>?
         var size = 0
-        var primaries: Int32 = 2, transfer: Int32 = 2
+        var primaries: Int32 = 2
         var message = cis_message()
-        try check(cis_heif_color_profile(file, &icc, &size, &primaries, &transfer, &message), message, doing: "read the \(formatName) colour profile", format: formatName)
+        try check(cis_heif_color_profile(file, &icc, &size, &primaries, &message), message, doing: "read the \(formatName) colour profile", format: formatName)
         return ColourSpace(icc: icc.map { _ in adoptEncoded(icc, size) }, nclxPrimaries: Int(primaries))
     }
 

@@ -4,7 +4,6 @@
 /// cannot be walked.
 struct ISOBMFFItems {
     struct Item {
-        let id: Int
         let type: String
         let contentType: String?
         /// The item's bytes, in order, as ranges of the file.
@@ -22,7 +21,7 @@ struct ISOBMFFItems {
         guard let iinf = children.first(where: { $0.type == "iinf" }), let iloc = children.first(where: { $0.type == "iloc" }),
               let infos = Self.itemInfos(bytes, iinf.range), let locations = Self.locations(bytes, iloc.range, idat: idat)
         else { return nil }
-        items = infos.map { info in Item(id: info.id, type: info.type, contentType: info.contentType, extents: locations[info.id] ?? []) }
+        items = infos.map { info in Item(type: info.type, contentType: info.contentType, extents: locations[info.id] ?? []) }
     }
 
     /// `infe` boxes of version 2 and 3 (the ones HEIF uses): id, type and, for `mime`, content type.

@@ -8,7 +8,7 @@ extension PhotoAnalyzer {
         let header = try WebPCodec.header(buffer)
         let width = Int(header.width), height = Int(header.height)
         try checkPixelCount(width: width, height: height)
-        let exif = try WebPCodec.chunk("EXIF", in: buffer).map { ExifReader.read(tiffStructure: Array(WebPCodec.tiff(inExifChunk: $0[...]))) } ?? ExifFields()
+        let exif = try WebPCodec.exifTIFF(in: buffer).map(ExifReader.read(tiffStructure:)) ?? ExifFields()
         let metadata = PhotoMetadata(
             width: width, height: height, orientation: exif.orientation, takenAt: exif.takenAt,
             cameraMake: exif.cameraMake, cameraModel: exif.cameraModel, location: exif.location)

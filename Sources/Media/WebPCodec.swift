@@ -1,7 +1,7 @@
 import CImageSupport
 import SpotCore
 
-/// WebP header reading, metadata chunks, decoding and encoding through the C shims.
+/// WebP header reading, metadata chunks and decoding through the C shims.
 enum WebPCodec {
     static func header(_ bytes: UnsafeBufferPointer<UInt8>) throws(SpotError) -> cis_webp_header {
         var header = cis_webp_header()
@@ -19,6 +19,11 @@ enum WebPCodec {
         return out.map { _ in adoptEncoded(out, size) }
     }
 
+    /// The TIFF structure in the `EXIF` chunk, `nil` when there is none.
+    static func exifTIFF(in bytes: UnsafeBufferPointer<UInt8>) throws(SpotError) -> [UInt8]? {
+        try chunk("EXIF", in: bytes).map { Array(tiff(inExifChunk: $0[...])) }
+    }
+
     /// The TIFF structure of an `EXIF` chunk's payload, which some writers start with
     /// `Exif\0\0` as in a JPEG.
     static func tiff(inExifChunk payload: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
@@ -31,15 +36,5 @@ enum WebPCodec {
         var message = cis_message()
         try check(cis_webp_decode(bytes.baseAddress!, bytes.count, withAlpha ? 1 : 0, &pixels, &message), message, doing: "decode the WebP image", format: "WebP")
         return PixelBuffer(adopting: pixels)
-    }
-
-    /// Encodes RGB or RGBA as lossy WebP; no metadata chunks.
-    static func encode(_ image: PixelBuffer, quality: Int) throws(SpotError) -> [UInt8] {
-        var out: UnsafeMutablePointer<UInt8>?
-        var size = 0
-        var message = cis_message()
-        let status = cis_webp_encode(image.base, Int32(image.width), Int32(image.height), Int32(image.channels), Int32(quality), &out, &size, &message)
-        try check(status, message, doing: "encode the WebP thumbnail", format: "WebP")
-        return adoptEncoded(out, size)
     }
 }

@@ -155,9 +155,9 @@ cis_status cis_heif_metadata(const cis_heif *file, const char *type, uint8_t **o
                              cis_message *message);
 
 /// The primary image's colour: its ICC profile (`*icc` NULL when none) and the nclx box's
-/// colour primaries and transfer characteristics (2, unspecified, when there is none).
+/// colour primaries (2, unspecified, when there is none).
 cis_status cis_heif_color_profile(const cis_heif *file, uint8_t **icc, size_t *icc_size, int *primaries,
-                                  int *transfer, cis_message *message);
+                                  cis_message *message);
 
 /// Decodes the primary image, or its first thumbnail when `use_thumbnail`, upright, to 8-bit
 /// RGBA (4 channels) when `with_alpha`, else RGB. Truncated or corrupt data is an error.
@@ -184,11 +184,6 @@ cis_status cis_webp_chunk(const uint8_t *data, size_t size, const char *fourcc, 
 
 /// Decodes a WebP to 8-bit RGBA (4 channels) when `with_alpha`, else RGB.
 cis_status cis_webp_decode(const uint8_t *data, size_t size, int with_alpha, cis_pixels *out, cis_message *message);
-
-/// Encodes packed 8-bit RGB (3) or RGBA (4 channels) as a lossy WebP at `quality` (0-100)
-/// with no metadata chunks.
-cis_status cis_webp_encode(const uint8_t *pixels, int width, int height, int channels, int quality, uint8_t **out,
-                           size_t *out_size, cis_message *message);
 
 /// Converts packed 8-bit RGB or RGBA pixels in place to sRGB, from the ICC profile `icc`
 /// when there is one, else from the nclx colour primaries `nclx_primaries` (12 Display P3,
