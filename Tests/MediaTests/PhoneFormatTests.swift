@@ -109,6 +109,15 @@ import Testing
         #expect(error.kind == .invalidContent && error.message.contains(format), "\(error.message)")
     }
 
+    /// Also when only the embedded thumbnail would be decoded (one small size asked): libheif
+    /// checks every item's extents against the file's size when it opens it.
+    @Test func aTruncatedHEICIsRefusedWhenOnlyItsThumbnailIsNeeded() throws {
+        let bytes = try Fixtures.bytes("heif/gps.heic")
+        #expect(try PhotoAnalyzer(thumbnailSizes: [256]).analyze(bytes).thumbnails.count == 1)
+        let error = try #require(throws: SpotError.self) { try PhotoAnalyzer(thumbnailSizes: [256]).analyze(Array(bytes.prefix(bytes.count - 1000))) }
+        #expect(error.kind == .invalidContent && error.message.contains("HEIC") && error.message.contains("outside of file bounds"), "\(error.message)")
+    }
+
     @Test func aHugeHeaderIsRefusedBeforeDecoding() throws {
         let error = try #require(throws: SpotError.self) { try PhotoAnalyzer().analyze(try Fixtures.bytes("bad/huge-ispe.heic")) }
         #expect(error.kind == .invalidContent && error.message.contains("20000×20000"), "\(error.message)")
