@@ -4,14 +4,21 @@
 # 40 geotagged 12 MP JPEGs, same parallelism, in one run.
 #
 #   bench/ingest.sh
+#   FORMAT=heic bench/ingest.sh
 #
 # Environment (all optional):
+#   FORMAT=jpeg        jpeg: the geotagged JPEGs. heic: the same photos as HEICs
+#                      (bench/corpus-geo-heic, made by `make-corpus.sh --geo-heic`: heif-enc
+#                      -q 50 -t 320 of the plain corpus, GPS written as for corpus-geo);
+#                      both pipelines unchanged but for the file names (vipsthumbnail
+#                      reads HEIC through libheif), rules allow image/heic
 #   SPOTSTORE=path     binary to test; when set, no `swift build` is run
 #                      (default: swift build -c release --product spotstore,
 #                      then <repo>/.build/release/spotstore)
 #   CONCURRENCY=4      parallelism of both: `ingest --concurrency N` and `xargs -P N`
 #   RUNS=3             timed runs of each; medians are reported
-#   COUNT=40           photos; CORPUS=bench/corpus-geo (made by `make-corpus.sh --geo`)
+#   COUNT=40           photos; CORPUS=bench/corpus-geo (made by `make-corpus.sh --geo`;
+#                      bench/corpus-geo-heic with FORMAT=heic)
 #   PORT=18290         spotstore serve port; NGINX_PORT=18291
 #   VIPS_Q=85          JPEG quality of vipsthumbnail (spotstore writes q85)
 #   LOG_LEVEL=warning  spotstore serve --log-level (the server log is kept in the temp dir)
@@ -28,15 +35,21 @@
 #        curl -T of the original and both thumbnails into nginx (WebDAV PUT) on 127.0.0.1.
 #   (b0) the same without uploading the thumbnails (only the original goes to nginx).
 # Targets: median(a) / median(b) <= 0.40; (c) < 1 s. Peak RSS of the server during (a).
-# The report is printed and saved to bench/results/ingest-<UTC time>.txt.
+# The report is printed and saved to bench/results/ingest-<UTC time>.txt
+# (ingest-heic-<UTC time>.txt with FORMAT=heic).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
+FORMAT=${FORMAT:-jpeg}
+case $FORMAT in
+  jpeg) EXT=jpg; CORPUS=${CORPUS:-$HERE/corpus-geo} ;;
+  heic) EXT=heic; CORPUS=${CORPUS:-$HERE/corpus-geo-heic} ;;
+  *) printf 'ingest.sh: FORMAT=%s: expected jpeg or heic\n' "$FORMAT" >&2; exit 1 ;;
+esac
 CONCURRENCY=${CONCURRENCY:-4}
 RUNS=${RUNS:-3}
 COUNT=${COUNT:-40}
-CORPUS=${CORPUS:-$HERE/corpus-geo}
 PORT=${PORT:-18290}
 NGINX_PORT=${NGINX_PORT:-18291}
 VIPS_Q=${VIPS_Q:-85}
@@ -69,6 +82,10 @@ V_VIPS=$(vipsthumbnail --vips-version 2>/dev/null | sed -n 1p)
 V_CURL=$(curl --version | sed -n 1p | awk '{print $1, $2}')
 V_SHA=$(sha256sum --version | sed -n 1p)
 V_XARGS=$(xargs --version | sed -n 1p)
+if [[ $FORMAT == heic ]]; then
+  [[ $(vips -l foreign 2>/dev/null) == *"(heifload)"* ]] || die "this libvips has no heifload (Debian's libvips42 8.14 is built with libheif)"
+  V_VIPS+=" (heifload, libheif $(dpkg-query -W -f '${Version}' libheif1 2>/dev/null || echo '?'))"
+fi
 
 # --- the binary -------------------------------------------------------------------------
 if [[ $ONLY_REFERENCE != 1 ]]; then
@@ -79,14 +96,15 @@ $(head -5 <<<"$help")"
 fi
 
 # --- corpus -----------------------------------------------------------------------------
-mapfile -t files < <(seq -f "$CORPUS/photo_%03g.jpg" 1 "$COUNT")
+mapfile -t files < <(seq -f "$CORPUS/photo_%03g.$EXT" 1 "$COUNT")
 have=0; for f in "${files[@]}"; do [[ -s $f ]] && have=$((have + 1)); done
+GEO_FLAG=--geo; [[ $FORMAT == heic ]] && GEO_FLAG=--geo-heic
 if ((have < COUNT)); then
-  log "geotagged corpus incomplete ($have/$COUNT in $CORPUS): running make-corpus.sh --geo"
-  "$HERE/make-corpus.sh" --geo "$CORPUS" "$COUNT"
+  log "geotagged corpus incomplete ($have/$COUNT in $CORPUS): running make-corpus.sh $GEO_FLAG"
+  "$HERE/make-corpus.sh" "$GEO_FLAG" "$CORPUS" "$COUNT"
 fi
 nogps=$(exiftool -q -n -T -GPSLatitude "${files[@]}" | grep -c '^-$' || true)
-((nogps == 0)) || die "$nogps of $COUNT photos in $CORPUS have no GPS (make them with: bench/make-corpus.sh --geo $CORPUS $COUNT)"
+((nogps == 0)) || die "$nogps of $COUNT photos in $CORPUS have no GPS (make them with: bench/make-corpus.sh $GEO_FLAG $CORPUS $COUNT)"
 
 TMP=$(mktemp -d /tmp/spotstore-ingest.XXXXXX)
 server=""; nginx_pid=""
@@ -102,8 +120,8 @@ trap cleanup EXIT
 IN=$TMP/in/photos
 mkdir -p "$IN"
 cp -l "${files[@]}" "$IN/" 2>/dev/null || cp "${files[@]}" "$IN/"
-BYTES=$(cat "$IN"/*.jpg | wc -c)
-warm() { cat "$IN"/*.jpg >/dev/null; }
+BYTES=$(cat "$IN"/*."$EXT" | wc -c)
+warm() { cat "$IN"/*."$EXT" >/dev/null; }
 
 # --- nginx (foreground, everything under $TMP/nginx) -----------------------------------------
 NGX=$TMP/nginx
@@ -118,18 +136,19 @@ cat >"$TMP/per-file.sh" <<'EOF'
 #      THUMBS_UP=1 to upload the thumbnails as well as the original
 set -euo pipefail
 f=$1
-name=$(basename "$f" .jpg)
+name=$(basename "$f" .@EXT@)
 sha=$(sha256sum "$f" | cut -d' ' -f1)
 gps=$(exiftool -n -s3 -GPSLatitude -GPSLongitude "$f" | paste -sd' ')
 vipsthumbnail "$f" --size 256 -o "$OUT/$name-256.jpg[Q=$Q,strip]"
 vipsthumbnail "$f" --size 1024 -o "$OUT/$name-1024.jpg[Q=$Q,strip]"
-curl -sfS -T "$f" "$DEST/photos/$name.jpg"
+curl -sfS -T "$f" "$DEST/photos/$name.@EXT@"
 if [[ $THUMBS_UP == 1 ]]; then
   curl -sfS -T "$OUT/$name-256.jpg" "$DEST/thumbs/256/$name.jpg"
   curl -sfS -T "$OUT/$name-1024.jpg" "$DEST/thumbs/1024/$name.jpg"
 fi
-printf '%s\t%s\t%s\n' "$name.jpg" "$sha" "$gps" >>"$OUT/index.tsv"
+printf '%s\t%s\t%s\n' "$name.@EXT@" "$sha" "$gps" >>"$OUT/index.tsv"
 EOF
+sed -i "s/@EXT@/$EXT/g" "$TMP/per-file.sh"   # jpg, or heic (vipsthumbnail reads it with libheif)
 chmod +x "$TMP/per-file.sh"
 
 # run_ref KIND RUN: one timed run of b (thumbnails uploaded) or b0; prints wall ms.
@@ -139,16 +158,16 @@ run_ref() {
   rm -rf "$out" "$NGX/www/$kind-$r"; mkdir -p "$out"
   warm
   t0=$(date +%s%N)
-  find "$IN" -name '*.jpg' -print0 |
+  find "$IN" -name "*.$EXT" -print0 |
     DEST="http://127.0.0.1:$NGINX_PORT/$kind-$r" OUT="$out" Q=$VIPS_Q THUMBS_UP=$up \
       /usr/bin/time -f '%U %S' -o "$TMP/time-$kind-$r" \
       xargs -0 -P "$CONCURRENCY" -n 1 "$TMP/per-file.sh" >"$TMP/log-$kind-$r" 2>&1 || rc=$?
   t1=$(date +%s%N)
   ((rc == 0)) || die "($kind) run $r failed with status $rc: $(head -5 "$TMP/log-$kind-$r")"
   # check: every original stored byte-identical, thumbnails there, an index line with GPS each
-  n=$(find "$NGX/www/$kind-$r/photos" -name '*.jpg' | wc -l)
+  n=$(find "$NGX/www/$kind-$r/photos" -name "*.$EXT" | wc -l)
   ((n == COUNT)) || die "($kind) run $r: $n originals in nginx, expected $COUNT"
-  cmp -s "$IN/photo_001.jpg" "$NGX/www/$kind-$r/photos/photo_001.jpg" || die "($kind) run $r: photo_001.jpg differs in nginx"
+  cmp -s "$IN/photo_001.$EXT" "$NGX/www/$kind-$r/photos/photo_001.$EXT" || die "($kind) run $r: photo_001.$EXT differs in nginx"
   if ((up)); then
     n=$(find "$NGX/www/$kind-$r/thumbs" -name '*.jpg' | wc -l)
     ((n == 2 * COUNT)) || die "($kind) run $r: $n thumbnails in nginx, expected $((2 * COUNT))"
@@ -160,12 +179,13 @@ run_ref() {
 }
 
 # --- (a)/(c) spotstore --------------------------------------------------------------------------
-cat >"$TMP/bench.rules" <<'EOF'
+TYPES='"image/jpeg", "image/png"'; [[ $FORMAT == heic ]] && TYPES+=', "image/heic"'
+cat >"$TMP/bench.rules" <<EOF
 rules_version = '2';
 // bench/ingest.sh: one spot may hold all the photos.
 service firebase.storage {
   match /b/bench/o/{spotId}/{file} {
-    limit size: 64 MiB, objects: 1000, types: ["image/jpeg", "image/png"];
+    limit size: 64 MiB, objects: 1000, types: [$TYPES];
     allow read, write: if request.auth != null;
   }
   match /b/bench/o/{path=**} {
@@ -236,9 +256,9 @@ run_ours() {
   n=$(stored_objects)
   ((n == COUNT)) || die "(a) run $r: $n objects in bucket bench after ingest, expected $COUNT (outcomes: ${out_a[$r]})"
   # one photo: city and both thumbnails in its metadata
-  meta=$(curl -sf -H "Authorization: Bearer $TOKEN" "$URL/v0/b/bench/o/$("$SPOTSTORE" ls --server "$URL" --token "$TOKEN" bench | grep '/$' | sed -n 1p | cut -d/ -f2)%2Fphoto_001.jpg" || true)
+  meta=$(curl -sf -H "Authorization: Bearer $TOKEN" "$URL/v0/b/bench/o/$("$SPOTSTORE" ls --server "$URL" --token "$TOKEN" bench | grep '/$' | sed -n 1p | cut -d/ -f2)%2Fphoto_001.$EXT" || true)
   grep -q '"city":"Paris"' <<<"$meta" && grep -q '"1024"' <<<"$meta" && grep -q '"256"' <<<"$meta" ||
-    die "(a) run $r: photo_001.jpg has no city Paris or no thumbnails: ${meta:0:400}"
+    die "(a) run $r: photo_001.$EXT has no city Paris or no thumbnails: ${meta:0:400}"
 
   warm
   rc=0
@@ -294,10 +314,14 @@ label() {
   esac
 }
 mkdir -p "$HERE/results"
-report=$HERE/results/ingest-$(date -u +%Y%m%dT%H%M%SZ).txt
+report=$HERE/results/ingest-$([[ $FORMAT == heic ]] && echo heic-)$(date -u +%Y%m%dT%H%M%SZ).txt
 {
   echo "ingest bench $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | sed -n 1p)"
-  echo "corpus: $COUNT geotagged 4000x3000 q90 JPEGs, $((BYTES / 1048576)) MiB ($CORPUS); parallelism $CONCURRENCY"
+  if [[ $FORMAT == heic ]]; then
+    echo "corpus: $COUNT geotagged 4000x3000 HEICs (heif-enc -q 50 -t 320), $((BYTES / 1048576)) MiB ($CORPUS); parallelism $CONCURRENCY"
+  else
+    echo "corpus: $COUNT geotagged 4000x3000 q90 JPEGs, $((BYTES / 1048576)) MiB ($CORPUS); parallelism $CONCURRENCY"
+  fi
   echo "tools: $V_NGINX, exiftool $V_EXIF, $V_VIPS, $V_CURL, $V_SHA, $V_XARGS"
   echo "spotstore: ${SPOTSTORE:-(not measured)}${SPOTSTORE:+ ($(cd "$ROOT" && git log -1 --format='%h %cd' --date=short 2>/dev/null || true))}"
   echo "load average before timing: $LOAD0; after: $LOAD1 (other work on the machine makes figures noisy)"
@@ -333,7 +357,7 @@ report=$HERE/results/ingest-$(date -u +%Y%m%dT%H%M%SZ).txt
   fi
   echo
   echo "(a)/(c): spotstore ingest DIR --bucket bench --server $URL --token T --concurrency $CONCURRENCY --quiet --json FILE"
-  echo "(b):     find DIR -name '*.jpg' -print0 | xargs -0 -P $CONCURRENCY -n 1 per-file.sh   (nginx WebDAV PUT, worker_processes auto)"
+  echo "(b):     find DIR -name '*.$EXT' -print0 | xargs -0 -P $CONCURRENCY -n 1 per-file.sh   (nginx WebDAV PUT, worker_processes auto)"
   echo "per-file.sh:"
   sed 's/^/    /' "$TMP/per-file.sh"
 } | tee "$report"

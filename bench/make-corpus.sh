@@ -3,6 +3,8 @@
 #
 #   bench/make-corpus.sh [DIR=bench/corpus] [COUNT=40]
 #   bench/make-corpus.sh --geo [DIR=bench/corpus-geo] [COUNT=40]
+#   bench/make-corpus.sh --heic [DIR=bench/corpus-heic] [COUNT=40]
+#   bench/make-corpus.sh --geo-heic [DIR=bench/corpus-geo-heic] [COUNT=40]
 #   env: SEED=1000  JOBS=$(nproc)  CONVERT=/usr/bin/convert
 #
 # Image i (1..COUNT) is DIR/photo_NNN.jpg, 4000x3000, JPEG quality 90, 4:2:0 chroma
@@ -23,6 +25,18 @@
 # the JPEGs are visible in DIR (the manifest is DIR/.manifest.csv, DIR/.MD5SUMS). The
 # pixels, the other EXIF tags and Orientation are those of the plain corpus; the bytes are
 # reproducible for a given ImageMagick and exiftool version. Existing copies are kept.
+# --heic (for FORMAT=heic bench/thumbnails.sh): makes the plain corpus first if needed, then
+# DIR/photo_NNN.heic (default bench/corpus-heic) = `heif-enc -q 50 -t 320` of
+# bench/corpus/photo_NNN.jpg, as a phone writes them (HEVC, an embedded 320 px thumbnail
+# item). heif-enc 1.15 copies the JPEG's EXIF (Make, Model, DateTimeOriginal, GPS,
+# Orientation) into the Exif item; the script checks that with exiftool and copies the tags
+# with `exiftool -tagsFromFile` if an encoder does not. heif-enc writes no irot/imir: the
+# pixels stay 4000x3000 and HEIF readers (libheif, libvips, spotstore) ignore the EXIF
+# Orientation, so photos 003/007/011/012 display landscape although their EXIF says 6.
+# ~20 s of CPU per image (x265); JOBS in parallel. Existing files are kept.
+# --geo-heic (for FORMAT=heic bench/ingest.sh): copies of bench/corpus-heic (made first if
+# needed) in DIR (default bench/corpus-geo-heic) with GPS written by exiftool exactly as
+# --geo does for the JPEGs (same cities, same offsets); manifest DIR/.manifest.csv.
 # Modelled on /work/shared/bench/make-corpus.sh (same seeds, so the
 # same bytes for the same ImageMagick version).
 set -euo pipefail
@@ -87,34 +101,95 @@ geo_of() {  # geo_of INDEX -> "name lat lon" (6 decimals)
   awk -v n="$name" -v a="$lat" -v o="$lon" -v k="$k" 'BEGIN {printf "%s %.6f %.6f\n", n, a + k * 0.0009, o + k * 0.0012}'
 }
 
-if [[ ${1:-} == --geo ]]; then
-  GEO_OUT=${2:-$HERE/corpus-geo}
+# heic_one SRC.jpg DST.heic: heif-enc -q 50 -t 320, EXIF checked (and copied if missing).
+heic_one() {
+  local src=$1 dst=$2 tags=(-Make -Model -DateTimeOriginal -GPSLatitude -GPSLongitude -Orientation)
+  [[ -s $dst ]] && return 0
+  heif-enc -q 50 -t 320 "$src" -o "$dst.tmp.heic" >/dev/null
+  if [[ $(exiftool -n -s3 -f "${tags[@]}" "$src") != "$(exiftool -n -s3 -f "${tags[@]}" "$dst.tmp.heic")" ]]; then
+    exiftool -q -overwrite_original -tagsFromFile "$src" -exif:all "$dst.tmp.heic"
+    [[ $(exiftool -n -s3 -f "${tags[@]}" "$src") == "$(exiftool -n -s3 -f "${tags[@]}" "$dst.tmp.heic")" ]] ||
+      { echo "make-corpus: EXIF of $dst differs from $src after -tagsFromFile" >&2; return 1; }
+  fi
+  touch -d "2023-06-01 12:00:00 UTC" "$dst.tmp.heic"
+  mv "$dst.tmp.heic" "$dst"
+}
+if [[ ${1:-} == --heic-one ]]; then  # internal: called by xargs
+  heic_one "$2" "$3"; exit 0
+fi
+
+# need_plain COUNT: makes the plain corpus in bench/corpus when one of its first COUNT files is missing.
+need_plain() {
+  local i
+  for i in $(seq 1 "$1"); do
+    [[ -s $(printf '%s/photo_%03d.jpg' "$HERE/corpus" "$i") ]] || { "${BASH_SOURCE[0]}" "$HERE/corpus" "$(($1 > 40 ? $1 : 40))"; break; }
+  done
+}
+
+if [[ ${1:-} == --heic ]]; then
+  HEIC_OUT=${2:-$HERE/corpus-heic}
   COUNT=${3:-40}
-  [[ $COUNT =~ ^[0-9]+$ ]] && ((COUNT > 0)) || { echo "usage: $0 --geo [DIR] [COUNT]" >&2; exit 2; }
-  BASE=$HERE/corpus
-  for i in $(seq 1 "$COUNT"); do   # make the plain corpus only when a file is missing
-    [[ -s $(printf '%s/photo_%03d.jpg' "$BASE" "$i") ]] || { "${BASH_SOURCE[0]}" "$BASE" "$((COUNT > 40 ? COUNT : 40))"; break; }
+  [[ $COUNT =~ ^[0-9]+$ ]] && ((COUNT > 0)) || { echo "usage: $0 --heic [DIR] [COUNT]" >&2; exit 2; }
+  need_plain "$COUNT"
+  missing=()
+  command -v heif-enc >/dev/null || missing+=(libheif-examples)
+  command -v exiftool >/dev/null || missing+=(libimage-exiftool-perl)
+  ((${#missing[@]})) && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2
+  mkdir -p "$HEIC_OUT"
+  rm -f "$HEIC_OUT"/*.tmp.heic
+  todo=0
+  for i in $(seq 1 "$COUNT"); do [[ -s $(printf '%s/photo_%03d.heic' "$HEIC_OUT" "$i") ]] || todo=$((todo + 1)); done
+  if ((todo)); then
+    echo "make-corpus: encoding $todo of $COUNT HEICs in $HEIC_OUT with $(heif-enc -h 2>&1 | sed -n 's/.*libheif version: //p' | head -1 | sed 's/^/libheif /') (JOBS=$JOBS; ~20 s of CPU each)" >&2
+    for i in $(seq 1 "$COUNT"); do printf '%s/corpus/photo_%03d.jpg\0%s/photo_%03d.heic\0' "$HERE" "$i" "$HEIC_OUT" "$i"; done |
+      xargs -0 -n 2 -P "$JOBS" bash "${BASH_SOURCE[0]}" --heic-one
+  fi
+  for i in $(seq 1 "$COUNT"); do [[ -s $(printf '%s/photo_%03d.heic' "$HEIC_OUT" "$i") ]] || { echo "make-corpus: photo_$i.heic missing" >&2; exit 1; }; done
+  sed 's/\.jpg,/.heic,/' "$HERE/corpus/manifest.csv" | head -$((COUNT + 1)) >"$HEIC_OUT/manifest.csv"
+  (cd "$HEIC_OUT" && md5sum $(seq -f 'photo_%03g.heic' 1 "$COUNT") >MD5SUMS)
+  echo "make-corpus: $COUNT HEICs in $HEIC_OUT ($(du -sh "$HEIC_OUT" | cut -f1))" >&2
+  exit 0
+fi
+
+# geotag EXT BASE OUT COUNT MAKE...: BASE/photo_NNN.EXT copied to OUT with GPS written by
+# exiftool (geo_of), a manifest and MD5SUMS; MAKE (a command) makes BASE when a file is missing
+geotag() {
+  local ext=$1 base=$2 out=$3 count=$4 i f name lat lon o
+  shift 4
+  for i in $(seq 1 "$count"); do
+    [[ -s $(printf '%s/photo_%03d.%s' "$base" "$i" "$ext") ]] || { "$@"; break; }
   done
   command -v exiftool >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y libimage-exiftool-perl >&2
-  mkdir -p "$GEO_OUT"
-  rm -f "$GEO_OUT"/*.tmp.jpg
-  echo "file,lat,lon,city,orientation" >"$GEO_OUT/.manifest.csv"
-  for i in $(seq 1 "$COUNT"); do
-    f=$(printf 'photo_%03d.jpg' "$i")
+  mkdir -p "$out"
+  rm -f "$out"/*.tmp."$ext"
+  echo "file,lat,lon,city,orientation" >"$out/.manifest.csv"
+  for i in $(seq 1 "$count"); do
+    f=$(printf 'photo_%03d.%s' "$i" "$ext")
     read -r name lat lon <<<"$(geo_of "$i")"
     o=1; [[ $ROTATED == *" $i "* ]] && o=6
-    echo "$f,$lat,$lon,$name,$o" >>"$GEO_OUT/.manifest.csv"
-    [[ -s $GEO_OUT/$f ]] && continue
-    cp "$BASE/$f" "$GEO_OUT/$f.tmp.jpg"
+    echo "$f,$lat,$lon,$name,$o" >>"$out/.manifest.csv"
+    [[ -s $out/$f ]] && continue
+    cp "$base/$f" "$out/$f.tmp.$ext"
     exiftool -q -overwrite_original \
       "-GPSLatitude=${lat#-}" "-GPSLatitudeRef=$([[ $lat == -* ]] && echo S || echo N)" \
       "-GPSLongitude=${lon#-}" "-GPSLongitudeRef=$([[ $lon == -* ]] && echo W || echo E)" \
-      "$GEO_OUT/$f.tmp.jpg"
-    touch -d "2023-06-01 12:00:00 UTC" "$GEO_OUT/$f.tmp.jpg"
-    mv "$GEO_OUT/$f.tmp.jpg" "$GEO_OUT/$f"
+      "$out/$f.tmp.$ext"
+    touch -d "2023-06-01 12:00:00 UTC" "$out/$f.tmp.$ext"
+    mv "$out/$f.tmp.$ext" "$out/$f"
   done
-  (cd "$GEO_OUT" && md5sum $(seq -f 'photo_%03g.jpg' 1 "$COUNT") >.MD5SUMS)
-  echo "make-corpus: $COUNT geotagged files in $GEO_OUT ($(du -sh "$GEO_OUT" | cut -f1))" >&2
+  (cd "$out" && md5sum $(seq -f "photo_%03g.$ext" 1 "$count") >.MD5SUMS)
+  echo "make-corpus: $count geotagged files in $out ($(du -sh "$out" | cut -f1))" >&2
+}
+
+if [[ ${1:-} == --geo || ${1:-} == --geo-heic ]]; then
+  COUNT=${3:-40}
+  [[ $COUNT =~ ^[0-9]+$ ]] && ((COUNT > 0)) || { echo "usage: $0 $1 [DIR] [COUNT]" >&2; exit 2; }
+  made=$((COUNT > 40 ? COUNT : 40))
+  if [[ $1 == --geo ]]; then
+    geotag jpg "$HERE/corpus" "${2:-$HERE/corpus-geo}" "$COUNT" "${BASH_SOURCE[0]}" "$HERE/corpus" "$made"
+  else
+    geotag heic "$HERE/corpus-heic" "${2:-$HERE/corpus-geo-heic}" "$COUNT" "${BASH_SOURCE[0]}" --heic "$HERE/corpus-heic" "$made"
+  fi
   exit 0
 fi
 
