@@ -49,6 +49,8 @@ struct S3Response: Sendable {
     var headers: HTTPHeaders
     var body: [UInt8]
     var unread: ResponseWindow?
+    /// How many tries this answer took (for messages).
+    var attempts = 1
 
     /// The S3 error in the body, if it is one; never looked for in a success, whose body
     /// may be megabytes of photo.
@@ -86,7 +88,8 @@ struct S3Client: Sendable {
         while true {
             let started = ContinuousClock.now
             do {
-                let response = try await sendOnce(request)
+                var response = try await sendOnce(request)
+                response.attempts = attempt
                 Self.record(request, status: String(response.status.code), since: started)
                 guard attempt < policy.attempts, Self.isTransient(response) else { return response }
             } catch let error where error is SpotError || error is CancellationError {
@@ -180,7 +183,7 @@ struct S3Client: Sendable {
             return SpotError(.internal, "\(doing): bucket \(bucket) does not exist at \(endpoint): create it first (e.g. aws s3 mb s3://\(bucket) --endpoint-url \(endpoint))")
         default:
             let kind: SpotError.Kind = Self.isTransient(response) ? .unavailable : .internal
-            let tries = Self.isTransient(response) ? " after \(configuration.retry.attempts) attempts" : ""
+            let tries = Self.isTransient(response) ? " after \(response.attempts) attempt\(response.attempts == 1 ? "" : "s")" : ""
             return SpotError(kind, "\(doing): the S3 endpoint \(endpoint) answered \(response.status.code) \(error.code)\(tries): \(error.message)")
         }
     }

@@ -253,6 +253,14 @@ struct S3BlobStoreTests {
         let error = await #expect(throws: SpotError.self) { _ = try await S3BlobStore.open(configuration) }
         #expect(error?.kind == .unavailable)
         #expect(error?.message.contains("answered 503 SlowDown after 3 attempts") == true, "\(error?.message ?? "")")
+
+        // One try (as /healthz?deep=1 makes) is reported as one.
+        let once = try TCPRelay(to: "slowdown:1:\(server)")
+        defer { once.stop() }
+        configuration.endpoint = try S3Endpoint("http://127.0.0.1:\(once.port)")
+        configuration.retry = RetryPolicy(attempts: 1)
+        let single = await #expect(throws: SpotError.self) { _ = try await S3BlobStore.open(configuration) }
+        #expect(single?.message.contains("answered 503 SlowDown after 1 attempt:") == true, "\(single?.message ?? "")")
     }
 
     /// A server that accepts connections and never answers: the idle timeout ends each try.
