@@ -124,6 +124,7 @@ public enum PhotoScanner {
         var total: Int64 = 0
         var format: ImageFormat?
         var location: GeoPoint?
+        var whole: [UInt8]?  // HEIF and WebP: their EXIF may lie anywhere in the file
         while true {
             let count: Int
             switch readFully(descriptor, into: buffer) {
@@ -141,16 +142,17 @@ public enum PhotoScanner {
                     let head = [UInt8](chunk[0..<end])
                     location = ExifReader.read(jpeg: head).location.flatMap { $0.isValidPosition ? $0 : nil }
                 }
+                if sniffed.isHEIF || sniffed == .webp { whole = [] }
             }
             guard count > 0 else { break }
             hasher.update(bufferPointer: chunk)
+            whole?.append(contentsOf: chunk)
             total += Int64(count)
             if count < buffer.count { break }
         }
         guard let format else { return skip(.empty) }
-        if format.isHEIF || format == .webp, let bytes = FileManager.default.contents(atPath: candidate.absolutePath) {
-            // their EXIF may lie anywhere in the file, so it is read once the whole file was hashed
-            location = ExifReader.read(photo: [UInt8](bytes)).location.flatMap { $0.isValidPosition ? $0 : nil }
+        if let whole {
+            location = ExifReader.read(photo: whole).location.flatMap { $0.isValidPosition ? $0 : nil }
         }
         let photo = FoundPhoto(
             relativePath: candidate.relativePath, absolutePath: candidate.absolutePath, size: total, format: format,
