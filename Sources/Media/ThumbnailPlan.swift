@@ -45,9 +45,9 @@ struct ThumbnailPlan {
 
     /// Makes every target from `rows` (the image at any scale, read top to bottom, each
     /// row at most once), converts it to sRGB from `colourSpace` (when given), turns it
-    /// upright and encodes it: PNG when the rows have alpha, JPEG otherwise. The largest target is resampled from `rows` as they stream in;
-    /// each smaller one from the smallest result that still covers it (much cheaper, and
-    /// as good: every step is low-pass filtered). With no targets, nothing is read.
+    /// upright and encodes it: PNG when the rows have alpha, JPEG otherwise. The largest
+    /// target is resampled from `rows` as they stream in; each smaller one from the smallest
+    /// result that still covers it (much cheaper, and as good: every step is low-pass filtered). With no targets, nothing is read.
     func render(from rows: some PixelRows, orientation: Int, colourSpace: ColourSpace? = nil) throws(SpotError) -> [EncodedThumbnail] {
         var made: [Int: EncodedThumbnail] = [:]
         var sources: [PixelBuffer] = []
