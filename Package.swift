@@ -150,7 +150,7 @@ let package = Package(
             path: "Tests/TestSupport",
             exclude: ["tcp_relay.py"]
         ),
-        .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport", "Media"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "TestSupport"]),
         .testTarget(
             name: "SpotServerTests",

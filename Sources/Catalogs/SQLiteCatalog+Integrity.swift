@@ -33,7 +33,7 @@ extension SQLiteCatalog {
                 let path = "\(row["bucket"] as String)/\(row["name"] as String)"
                 references.objects.append(.init(path: path, digest: try Self.digest(row["digest"], of: "object \(path)"), size: row["size"]))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT digest, size, thumbDigest, byteCount FROM thumbnails ORDER BY digest, size") {
+            for row in try Row.fetchAll(db, sql: "SELECT digest, size, thumbDigest, byteCount FROM thumbnails ORDER BY digest, size, contentType") {
                 let original = try Self.digest(row["digest"], of: "a thumbnail")
                 references.thumbnails.append(.init(
                     original: original, edge: row["size"],

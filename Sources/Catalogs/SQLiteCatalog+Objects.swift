@@ -200,7 +200,7 @@ extension SQLiteCatalog {
         }
         let thumbnails = try ThumbnailRecord
             .filter(try Column("digest").isIn(digests))
-            .order(Column("digest"), Column("size"))
+            .order(Column("digest"), Column("size"), Column("contentType"))
             .fetchAll(db)
         for thumbnail in thumbnails {
             details[thumbnail.digest, default: (nil, [])].thumbnails.append(try thumbnail.thumbnail())
@@ -218,7 +218,7 @@ extension SQLiteCatalog {
         var damage: [Digest: String] = [:]
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT thumbnails.*, (SELECT reason FROM damagedBlobs WHERE damagedBlobs.digest = thumbnails.thumbDigest) AS damage
-            FROM thumbnails WHERE digest = ? ORDER BY size
+            FROM thumbnails WHERE digest = ? ORDER BY size, contentType
             """), arguments: [digest])
         while let row = try rows.next() {
             let thumbnail = Thumbnail(

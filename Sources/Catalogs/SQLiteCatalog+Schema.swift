@@ -12,6 +12,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v3", migrate: addRulesAndSharingV3)
         migrator.registerMigration("v4", migrate: addDamagedBlobsV4)
         migrator.registerMigration("v5", migrate: addLeasesV5)
+        migrator.registerMigration("v6", migrate: keyThumbnailsByContentTypeV6)
         return migrator
     }
 
@@ -180,5 +181,30 @@ extension SQLiteCatalog {
         for row in newSpots {
             try refreshLocation(of: SpotKey(bucket: row["bucket"], id: row["id"]), db)
         }
+    }
+
+    /// Thumbnails keyed by content type too, so that a blob can have a WebP thumbnail of
+    /// each size besides the standard (JPEG or PNG) one. SQLite cannot change a primary
+    /// key: the table is made anew and its rows copied.
+    ///
+    /// Shipped: never change this.
+    private static func keyThumbnailsByContentTypeV6(_ db: Database) throws {
+        try db.create(table: "newThumbnails") { t in
+            t.column("digest", .text).notNull()
+            t.column("size", .integer).notNull()
+            t.column("thumbDigest", .text).notNull()
+            t.column("width", .integer).notNull()
+            t.column("height", .integer).notNull()
+            t.column("byteCount", .integer).notNull()
+            t.column("contentType", .text).notNull()
+            t.primaryKey(["digest", "size", "contentType"])
+        }
+        try db.execute(sql: """
+            INSERT INTO newThumbnails (digest, size, thumbDigest, width, height, byteCount, contentType)
+            SELECT digest, size, thumbDigest, width, height, byteCount, contentType FROM thumbnails
+            """)
+        try db.drop(table: "thumbnails")
+        try db.rename(table: "newThumbnails", to: "thumbnails")
+        try db.create(index: "index_thumbnails_on_thumbDigest", on: "thumbnails", columns: ["thumbDigest"])
     }
 }

@@ -24,6 +24,9 @@ public enum ImageFormat: String, Sendable, CaseIterable {
     /// `image/webp`.
     public var contentType: String { "image/\(rawValue)" }
 
+    /// The usual file name extension: `jpg` for JPEG, else the format's name.
+    public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
+
     /// Whether the file is an ISO BMFF (HEIF) container, read with libheif.
     public var isHEIF: Bool { [.heic, .heif, .avif].contains(self) }
 

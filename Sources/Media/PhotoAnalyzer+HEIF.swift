@@ -15,7 +15,7 @@ extension PhotoAnalyzer {
         let metadata = PhotoMetadata(
             width: width, height: height, orientation: 1, takenAt: exif.takenAt,
             cameraMake: exif.cameraMake, cameraModel: exif.cameraModel, location: exif.location)
-        let plan = ThumbnailPlan(width: width, height: height, sizes: thumbnailSizes)
+        let plan = thumbnailPlan(width: width, height: height)
         let thumbnailEdge = Int(max(header.thumbnail_width, header.thumbnail_height))
         let fromThumbnail = !plan.targets.isEmpty && plan.targets.allSatisfy { max($0.width, $0.height) <= thumbnailEdge }
         let decoded = try file.decode(thumbnail: fromThumbnail, withAlpha: header.has_alpha != 0)

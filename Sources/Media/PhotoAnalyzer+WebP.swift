@@ -14,7 +14,7 @@ extension PhotoAnalyzer {
             cameraMake: exif.cameraMake, cameraModel: exif.cameraModel, location: exif.location)
         let decoded = try WebPCodec.decode(buffer, withAlpha: header.has_alpha != 0)
         if decoded.channels == 4, decoded.isOpaque { decoded.dropAlpha() }
-        let plan = ThumbnailPlan(width: width, height: height, sizes: thumbnailSizes)
+        let plan = thumbnailPlan(width: width, height: height)
         let colourSpace = ColourSpace(icc: try WebPCodec.chunk("ICCP", in: buffer))
         let thumbnails = try plan.render(from: BufferRows(decoded), orientation: exif.orientation, colourSpace: colourSpace)
         return PhotoAnalysis(format: .webp, metadata: metadata, thumbnails: thumbnails)

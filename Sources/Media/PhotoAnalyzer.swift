@@ -9,7 +9,8 @@ public struct EncodedThumbnail: Sendable, Equatable {
     public let width: Int
     /// Pixels down, upright.
     public let height: Int
-    /// `image/jpeg`, or `image/png` for images with transparency.
+    /// `image/jpeg`, or `image/png` for images with transparency; `image/webp` for the
+    /// WebP thumbnails made besides them.
     public let contentType: String
     /// The encoded image, with no metadata (no EXIF, no GPS).
     public let bytes: [UInt8]
@@ -30,7 +31,8 @@ public struct PhotoAnalysis: Sendable {
     public let format: ImageFormat
     /// Stored pixel size plus EXIF (PNG: size only, orientation 1).
     public let metadata: PhotoMetadata
-    /// One per distinct requested size, in the order the sizes were given.
+    /// One per distinct requested size, in the order the sizes were given, each followed by
+    /// its WebP thumbnail when those are made.
     public let thumbnails: [EncodedThumbnail]
 
     /// Wraps an analysis result.
@@ -45,7 +47,8 @@ public struct PhotoAnalysis: Sendable {
 ///
 /// Thumbnails are scaled on the long edge to each requested size (never upscaled), turned
 /// upright for the EXIF orientation and carry no metadata at all (no EXIF, no GPS).
-/// Opaque images give JPEG thumbnails (quality 85), images with transparency PNG ones. HEIF
+/// Opaque images give JPEG thumbnails (quality 85), images with transparency PNG ones; each
+/// size can also get a WebP thumbnail (quality 80, with alpha when the image has it). HEIF
 /// (HEIC, AVIF) is decoded upright by libheif (its `irot`/`imir`), so its EXIF orientation
 /// is not applied again; a HEIF's embedded thumbnail is used when it covers every size asked.
 /// Photos in another colour space (an ICC profile in any format, Display P3 primaries in
@@ -53,18 +56,24 @@ public struct PhotoAnalysis: Sendable {
 public struct PhotoAnalyzer: Sendable {
     /// Long edges of the thumbnails to make, in pixels; non-positive and repeated sizes are ignored.
     public let thumbnailSizes: [Int]
+    /// Whether every size also gets a WebP thumbnail.
+    public let makesWebP: Bool
     /// The most pixels (width × height) an image may have; larger ones are refused before decoding.
     public let maxPixels: Int
 
     /// JPEG quality of thumbnails.
     static let jpegQuality = 85
+    /// WebP quality of thumbnails: about as good as the JPEG ones, and smaller.
+    static let webPQuality = 80
 
     /// - Parameters:
     ///   - thumbnailSizes: long edges of the thumbnails, e.g. `[256, 1024]`; `[]` for none.
+    ///   - makesWebP: whether every size also gets a WebP thumbnail.
     ///   - maxPixels: the decompression-bomb limit, in pixels.
-    public init(thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000) {
+    public init(thumbnailSizes: [Int] = [256, 1024], makesWebP: Bool = false, maxPixels: Int = 100_000_000) {
         var seen = Set<Int>()
         self.thumbnailSizes = thumbnailSizes.filter { $0 > 0 && seen.insert($0).inserted }
+        self.makesWebP = makesWebP
         self.maxPixels = maxPixels
     }
 
@@ -96,7 +105,7 @@ public struct PhotoAnalyzer: Sendable {
             width: width, height: height, orientation: exif.orientation, takenAt: exif.takenAt,
             cameraMake: exif.cameraMake, cameraModel: exif.cameraModel, location: exif.location)
 
-        let plan = ThumbnailPlan(width: width, height: height, sizes: thumbnailSizes)
+        let plan = thumbnailPlan(width: width, height: height)
         let decoder = try JPEGDecoder(buffer, scaleEighths: plan.jpegScaleEighths)
         let colourSpace = ColourSpace(icc: ExifReader.iccProfile(in: buffer))
         let thumbnails = try plan.render(from: decoder, orientation: exif.orientation, colourSpace: colourSpace)
@@ -110,12 +119,17 @@ public struct PhotoAnalyzer: Sendable {
         try checkPixelCount(width: width, height: height)
         let decoded = try PNGCodec.decode(buffer, withAlpha: header.has_alpha != 0, maxPixels: maxPixels)
         if decoded.isOpaque { decoded.dropAlpha() }
-        let plan = ThumbnailPlan(width: width, height: height, sizes: thumbnailSizes)
+        let plan = thumbnailPlan(width: width, height: height)
         let thumbnails = try plan.render(from: BufferRows(decoded), orientation: 1)
         return PhotoAnalysis(format: .png, metadata: PhotoMetadata(width: width, height: height), thumbnails: thumbnails)
     }
 
     /// Refuses decompression bombs from the header alone.
+    /// The thumbnails to make of a `width`×`height` image (stored orientation).
+    func thumbnailPlan(width: Int, height: Int) -> ThumbnailPlan {
+        ThumbnailPlan(width: width, height: height, sizes: thumbnailSizes, makesWebP: makesWebP)
+    }
+
     func checkPixelCount(width: Int, height: Int) throws(SpotError) {
         let pixels = width * height
         guard pixels > maxPixels else { return }

@@ -13,10 +13,13 @@ struct ThumbnailPlan {
     let height: Int
     /// In the order the sizes were requested.
     let targets: [Target]
+    /// Whether each size also gets a WebP thumbnail.
+    let makesWebP: Bool
 
-    init(width: Int, height: Int, sizes: [Int]) {
+    init(width: Int, height: Int, sizes: [Int], makesWebP: Bool = false) {
         self.width = width
         self.height = height
+        self.makesWebP = makesWebP
         targets = sizes.map { size in
             let (w, h) = Self.fit(width: width, height: height, longEdge: size)
             return Target(size: size, width: w, height: h)
@@ -45,11 +48,12 @@ struct ThumbnailPlan {
 
     /// Makes every target from `rows` (the image at any scale, read top to bottom, each
     /// row at most once), converts it to sRGB from `colourSpace` (when given), turns it
-    /// upright and encodes it: PNG when the rows have alpha, JPEG otherwise. The largest
+    /// upright and encodes it: PNG when the rows have alpha, JPEG otherwise, and also WebP when
+    /// `makesWebP` (after the default one of its size). The largest
     /// target is resampled from `rows` as they stream in; each smaller one from the smallest
     /// result that still covers it (much cheaper, and as good: every step is low-pass filtered). With no targets, nothing is read.
     func render(from rows: some PixelRows, orientation: Int, colourSpace: ColourSpace? = nil) throws(SpotError) -> [EncodedThumbnail] {
-        var made: [Int: EncodedThumbnail] = [:]
+        var made: [Int: [EncodedThumbnail]] = [:]
         var sources: [PixelBuffer] = []
         for target in targets.sorted(by: { $0.size > $1.size }) {
             let resized: PixelBuffer
@@ -60,9 +64,9 @@ struct ThumbnailPlan {
                 try colourSpace?.convertToSRGB(resized)  // once: smaller targets are made from this
             }
             sources.append(resized)
-            made[target.size] = try Self.encode(resized, size: target.size, orientation: orientation)
+            made[target.size] = try encode(resized, size: target.size, orientation: orientation)
         }
-        return targets.compactMap { made[$0.size] }
+        return targets.flatMap { made[$0.size] ?? [] }
     }
 
     private static func resize(_ rows: some PixelRows, to target: Target) throws(SpotError) -> PixelBuffer {
@@ -70,17 +74,21 @@ struct ThumbnailPlan {
         return try Resampler.resize(rows, width: target.width, height: target.height)
     }
 
-    private static func encode(_ resized: PixelBuffer, size: Int, orientation: Int) throws(SpotError) -> EncodedThumbnail {
+    private func encode(_ resized: PixelBuffer, size: Int, orientation: Int) throws(SpotError) -> [EncodedThumbnail] {
         guard let upright = resized.oriented(orientation) else {
             throw SpotError(.internal, "Not enough memory to make a \(size) px thumbnail.")
         }
-        if upright.channels == 4 {
-            return EncodedThumbnail(
-                size: size, width: upright.width, height: upright.height,
-                contentType: ImageFormat.png.contentType, bytes: try PNGCodec.encode(upright))
+        func thumbnail(_ format: ImageFormat, _ bytes: [UInt8]) -> EncodedThumbnail {
+            EncodedThumbnail(size: size, width: upright.width, height: upright.height, contentType: format.contentType, bytes: bytes)
         }
-        return EncodedThumbnail(
-            size: size, width: upright.width, height: upright.height,
-            contentType: ImageFormat.jpeg.contentType, bytes: try JPEGCodec.encode(upright, quality: PhotoAnalyzer.jpegQuality))
+        var encoded = [
+            upright.channels == 4
+                ? thumbnail(.png, try PNGCodec.encode(upright))
+                : thumbnail(.jpeg, try JPEGCodec.encode(upright, quality: PhotoAnalyzer.jpegQuality)),
+        ]
+        if makesWebP {
+            encoded.append(thumbnail(.webp, try WebPCodec.encode(upright, quality: PhotoAnalyzer.webPQuality)))
+        }
+        return encoded
     }
 }

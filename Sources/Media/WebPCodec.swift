@@ -1,7 +1,7 @@
 import CImageSupport
 import SpotCore
 
-/// WebP header reading, metadata chunks and decoding through the C shims.
+/// WebP header reading, metadata chunks, decoding and thumbnail encoding through the C shims.
 enum WebPCodec {
     static func header(_ bytes: UnsafeBufferPointer<UInt8>) throws(SpotError) -> cis_webp_header {
         var header = cis_webp_header()
@@ -36,5 +36,16 @@ enum WebPCodec {
         var message = cis_message()
         try check(cis_webp_decode(bytes.baseAddress!, bytes.count, withAlpha ? 1 : 0, &pixels, &message), message, doing: "decode the WebP image", format: "WebP")
         return PixelBuffer(adopting: pixels)
+    }
+
+    /// Encodes RGB or RGBA pixels as a lossy WebP of `quality` (0–100), without metadata.
+    static func encode(_ image: PixelBuffer, quality: Int) throws(SpotError) -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        var message = cis_message()
+        let status = cis_webp_encode(
+            image.base, Int32(image.width), Int32(image.height), Int32(image.channels), Int32(quality), &out, &size, &message)
+        try check(status, message, doing: "encode the WebP thumbnail", format: "WebP")
+        return adoptEncoded(out, size)
     }
 }

@@ -15,7 +15,7 @@ extension PostgresCatalog {
                 references.objects.append(.init(path: path, digest: try Self.digest(digest, of: "object \(path)"), size: size))
             }
             for row in try await connection.query(
-                "SELECT digest, size, thumb_digest, byte_count FROM thumbnails ORDER BY digest, size", logger: logger
+                "SELECT digest, size, thumb_digest, byte_count FROM thumbnails ORDER BY digest, size, content_type", logger: logger
             ).collect() {
                 let (hex, edge, thumbnail, byteCount) = try row.decode((String, Int, String, Int64).self)
                 let original = try Self.digest(hex, of: "a thumbnail")

@@ -129,8 +129,8 @@ extension PostgresCatalog {
                     INSERT INTO thumbnails (digest, \(unescaped: Self.thumbnailColumns))
                     VALUES (\(object.digest.hex), \(thumbnail.size), \(thumbnail.digest.hex), \(thumbnail.width), \(thumbnail.height),
                             \(thumbnail.byteCount), \(thumbnail.contentType))
-                    ON CONFLICT (digest, size) DO UPDATE SET thumb_digest = EXCLUDED.thumb_digest, width = EXCLUDED.width,
-                        height = EXCLUDED.height, byte_count = EXCLUDED.byte_count, content_type = EXCLUDED.content_type
+                    ON CONFLICT (digest, size, content_type) DO UPDATE SET thumb_digest = EXCLUDED.thumb_digest, width = EXCLUDED.width,
+                        height = EXCLUDED.height, byte_count = EXCLUDED.byte_count
                     """, logger: logger)
             }
             // In key order, so two commits refreshing the same spots lock them in the same order.
@@ -238,7 +238,7 @@ extension PostgresCatalog {
         }
         for row in try await connection.query("""
             SELECT \(unescaped: thumbnailColumns), digest, (SELECT reason FROM damaged_blobs d WHERE d.digest = thumbnails.thumb_digest)
-            FROM thumbnails WHERE digest = ANY(\(hexes)) ORDER BY digest, size
+            FROM thumbnails WHERE digest = ANY(\(hexes)) ORDER BY digest, size, content_type
             """, logger: logger).collect() {
             let thumbnail = try thumbnail(row)
             let digest = try storedDigest(row.decode(String.self, at: 6))

@@ -5,7 +5,7 @@ import SpotCore
 extension PostgresCatalog {
     /// The schema, one migration per shipped version, applied in order; `migrations` records
     /// which ran. A shipped migration never changes: add a new one instead.
-    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1)]
+    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2)]
 
     /// The advisory lock that serializes migrations of servers starting at once.
     static let migrationLock: Int64 = 0x5370_6f74_5374_6f72  // "SpotStor"
@@ -180,5 +180,13 @@ extension PostgresCatalog {
             name text COLLATE "C" PRIMARY KEY,
             value bytea NOT NULL)
         """,
+    ]
+
+    /// Thumbnails keyed by content type too, so that a blob can have a WebP thumbnail of
+    /// each size besides the standard (JPEG or PNG) one.
+    ///
+    /// Shipped: never change this.
+    static let schemaV2 = [
+        "ALTER TABLE thumbnails DROP CONSTRAINT thumbnails_pkey, ADD PRIMARY KEY (digest, size, content_type)",
     ]
 }

@@ -86,11 +86,13 @@ public struct ObjectResource: Codable, Sendable {
         "\(baseURL)/v0/b/\(path.bucket)/o/\(ObjectPath.urlSegment(path.name))"
     }
 
-    /// `{"256": url, "1024": url}`, or `nil` without thumbnails.
+    /// `{"256": url, "1024": url}` of the standard (JPEG or PNG) thumbnails, or `nil` without
+    /// thumbnails; `&format=webp` on a URL asks for the WebP one.
     public static func thumbnailURLs(of object: StoredObject, baseURL: String) -> [String: String]? {
         let objectURL = url(of: object.path, baseURL: baseURL)
-        return object.thumbnails.isEmpty ? nil : Dictionary(
-            uniqueKeysWithValues: object.thumbnails.map { (String($0.size), "\(objectURL)?alt=thumbnail&size=\($0.size)") })
+        let standard = object.thumbnails.filter { !$0.isWebP }
+        return standard.isEmpty ? nil : Dictionary(
+            uniqueKeysWithValues: standard.map { (String($0.size), "\(objectURL)?alt=thumbnail&size=\($0.size)") })
     }
 }
 

@@ -44,7 +44,8 @@ public struct PhotoMetadata: Sendable, Codable, Equatable {
     }
 }
 
-/// A thumbnail of a blob; the thumbnail is a blob too.
+/// A thumbnail of a blob; the thumbnail is a blob too. A blob has one per size in the
+/// standard format (JPEG, PNG for images with alpha) and may have one per size in WebP.
 public struct Thumbnail: Sendable, Codable, Equatable {
     /// The requested long edge (256, 1024); `width`/`height` are the actual pixels.
     public var size: Int
@@ -53,6 +54,12 @@ public struct Thumbnail: Sendable, Codable, Equatable {
     public var height: Int
     public var byteCount: Int
     public var contentType: String
+
+    /// The content type of WebP thumbnails.
+    public static let webPContentType = "image/webp"
+
+    /// Whether this is a WebP thumbnail rather than the standard one of its size.
+    public var isWebP: Bool { contentType == Self.webPContentType }
 
     public init(size: Int, digest: Digest, width: Int, height: Int, byteCount: Int, contentType: String) {
         self.size = size

@@ -45,7 +45,7 @@ package struct ObjectRoutes: ServiceRoutes {
     }
 
     /// `GET` (or `HEAD`) `/v0/b/{bucket}/o/{name}`: metadata; `?alt=media` the bytes;
-    /// `?alt=thumbnail&size=N` a thumbnail; `?alt=signedUrl&expiresIn=S` a signed download URL
+    /// `?alt=thumbnail&size=N[&format=webp]` a thumbnail; `?alt=signedUrl&expiresIn=S` a signed download URL
     /// and `?alt=downloadTokens` the download tokens (owner only). `?alt=media` with
     /// `expires` and `signature`, or with a download `token`, needs no Authorization.
     @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
@@ -88,7 +88,11 @@ package struct ObjectRoutes: ServiceRoutes {
             guard let size = request.uri.queryParameters.get("size", as: Int.self) else {
                 throw SpotError(.badRequest, "give the thumbnail size: ?alt=thumbnail&size=256 (or 1024)")
             }
-            let thumbnail = try await service.thumbnail(of: path, size: size, for: user)
+            let format = parameters.get("format")
+            guard format == nil || format == "webp" else {
+                throw SpotError(.badRequest, "unknown thumbnail format=\(format ?? ""); use format=webp, or no format for JPEG (PNG for images with alpha)")
+            }
+            let thumbnail = try await service.thumbnail(of: path, size: size, webP: format == "webp", for: user)
             guard let bytes = try await service.blobs.read(thumbnail.digest) else {
                 throw SpotError(.internal, "thumbnail blob \(thumbnail.digest) of \(path) is missing; run `spotstore fsck`")
             }

@@ -10,18 +10,22 @@ extension StorageService {
         return Self.seesPosition(of: spot, user) ? object : object.withoutPosition()
     }
 
-    /// The thumbnail of the object at `path` with long edge `size`; `.internal` ("damaged: …")
-    /// when `fsck --repair` marked its blob damaged.
-    public func thumbnail(of path: ObjectPath, size: Int, for user: User?) async throws -> Thumbnail {
+    /// The thumbnail of the object at `path` with long edge `size`, in WebP when `webP`, else
+    /// in the standard format; `.internal` ("damaged: …") when `fsck --repair` marked its
+    /// blob damaged.
+    public func thumbnail(of path: ObjectPath, size: Int, webP: Bool = false, for user: User?) async throws -> Thumbnail {
         let (object, _, damage) = try await readableObject(at: path, for: user)
-        guard let thumbnail = object.thumbnails.first(where: { $0.size == size }) else {
-            let sizes = object.thumbnails.map { String($0.size) }
+        guard let thumbnail = object.thumbnails.first(where: { $0.size == size && $0.isWebP == webP }) else {
+            let sizes = object.thumbnails.filter { $0.isWebP == webP }.map { String($0.size) }
+            let kind = webP ? "WebP thumbnail" : "thumbnail"
             throw SpotError(.notFound, sizes.isEmpty
-                ? "\(path) has no thumbnails (only images in image buckets get them)"
-                : "\(path) has no \(size) px thumbnail; sizes: \(sizes.joined(separator: ", "))")
+                ? object.thumbnails.isEmpty
+                    ? "\(path) has no thumbnails (only images in image buckets get them)"
+                    : "\(path) has no WebP thumbnails: they were not made when it was stored; upload it again to make them"
+                : "\(path) has no \(size) px \(kind); sizes: \(sizes.joined(separator: ", "))")
         }
         if let reason = damage[thumbnail.digest] {
-            throw Self.damaged(thumbnail.digest, of: "the \(size) px thumbnail of \(path)", reason: reason)
+            throw Self.damaged(thumbnail.digest, of: "the \(size) px \(webP ? "WebP " : "")thumbnail of \(path)", reason: reason)
         }
         return thumbnail
     }

@@ -157,10 +157,12 @@ extension StorageService {
         return JudgedUpload(staged: staged, contentType: contentType, format: format)
     }
 
-    /// EXIF, place and thumbnails of an image (known ones reused); nothing for other content.
+    /// EXIF, place and thumbnails of an image (known ones reused, unless they were made
+    /// before WebP thumbnails were); nothing for other content.
     func analyze(_ judged: JudgedUpload, makesThumbnails: Bool) async throws -> UploadAnalysis {
         guard makesThumbnails, judged.format != nil else { return UploadAnalysis() }
-        if let known = try await catalog.photoDetails(of: judged.staged.digest) {
+        if let known = try await catalog.photoDetails(of: judged.staged.digest),
+           known.thumbnails.isEmpty || known.thumbnails.contains(where: \.isWebP) {
             return UploadAnalysis(photo: known.photo, thumbnails: known.thumbnails)
         }
         let analyzer = self.analyzer

@@ -30,7 +30,7 @@ public struct StorageService: Sendable {
         self.geocoder = geocoder
         self.configuration = configuration
         self.writer = try BlobWriter(temporaryDirectory: configuration.temporaryDirectory)
-        self.analyzer = PhotoAnalyzer(thumbnailSizes: configuration.thumbnailSizes, maxPixels: configuration.maxPixels)
+        self.analyzer = PhotoAnalyzer(thumbnailSizes: configuration.thumbnailSizes, makesWebP: true, maxPixels: configuration.maxPixels)
         self.imageWork = OffPoolRunner(width: configuration.imageWorkers)
     }
 

@@ -8,10 +8,13 @@ extension SpotStoreCommand {
     struct Thumbnail: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make thumbnails of local photos (JPEG, PNG, HEIC/HEIF, AVIF, WebP), as the service does on upload.",
-            discussion: "Writes DIR/<name>-<size>.jpg (.png for images with alpha) for each file and size. Prints only errors; the exit status is non-zero when any file failed.")
+            discussion: "Writes DIR/<name>-<size>.jpg (.png for images with alpha) for each file and size, and DIR/<name>-<size>.webp with --webp. Prints only errors; the exit status is non-zero when any file failed.")
 
         @Option(name: .customLong("size"), help: ArgumentHelp("Long edge in pixels; repeat for several sizes.", valueName: "px"))
         var sizes: [Int] = [256]
+
+        @Flag(help: "Also write a WebP thumbnail of each size, as the service makes for ?format=webp.")
+        var webp = false
 
         @Option(help: ArgumentHelp("Output directory (created if missing).", valueName: "dir"))
         var out: String
@@ -30,7 +33,7 @@ extension SpotStoreCommand {
 
         func run() throws {
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            let analyzer = PhotoAnalyzer(thumbnailSizes: sizes)
+            let analyzer = PhotoAnalyzer(thumbnailSizes: sizes, makesWebP: webp)
             let work = WorkQueue(files: files)
             let (out, jobs) = (self.out, self.jobs)
             DispatchQueue.concurrentPerform(iterations: jobs) { _ in
@@ -39,7 +42,7 @@ extension SpotStoreCommand {
                         let analysis = try analyzer.analyze([UInt8](try Data(contentsOf: URL(fileURLWithPath: file))))
                         let stem = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
                         for thumbnail in analysis.thumbnails {
-                            let suffix = thumbnail.contentType == "image/png" ? "png" : "jpg"
+                            let suffix = ImageFormat(contentType: thumbnail.contentType)?.fileExtension ?? "bin"
                             try Data(thumbnail.bytes).write(to: URL(fileURLWithPath: "\(out)/\(stem)-\(thumbnail.size).\(suffix)"))
                         }
                     } catch {

@@ -61,6 +61,30 @@ import Testing
     }
 
     @Test(arguments: CatalogBackend.allCases)
+    func aBlobHasAWebPThumbnailOfEachSizeBesidesTheStandardOne(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            let jpeg = thumbnail(256, seed: 61)
+            var webP = thumbnail(256, seed: 62)
+            webP.contentType = Thumbnail.webPContentType
+            let stored = try await catalog.commit(
+                upload("a.jpg", seed: 6, photo: eiffelPhoto, thumbnails: [webP, jpeg]), admission: SpotAdmission())
+            #expect(stored.thumbnails == [jpeg, webP], "by size, the standard one first")
+
+            // A commit naming the JPEG alone (a server that makes no WebP) keeps the WebP one.
+            _ = try await catalog.commit(upload("b.jpg", seed: 6, photo: eiffelPhoto, thumbnails: [jpeg]), admission: SpotAdmission())
+            #expect(try await catalog.photoDetails(of: digest(6))?.thumbnails == [jpeg, webP])
+
+            // gc keeps both: each is referenced, neither can be claimed for removal.
+            let references = try await catalog.blobReferences()
+            #expect(references.thumbnails.map(\.digest) == [digest(61), digest(62)])
+            #expect(references.referenced.isSuperset(of: [digest(61), digest(62)]))
+            let now = Date()
+            #expect(try await !catalog.claimForRemoval(digest(62), cutoff: now, now: now), "a thumbnail names it")
+            #expect(try await catalog.statistics().thumbnails == 2)
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
     func replacingAnObjectKeepsItsCreationDateAndTheSpotCount(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
             let first = try await catalog.commit(upload("eiffel/1.jpg", seed: 1, photo: eiffelPhoto), admission: SpotAdmission(maxObjects: 4))

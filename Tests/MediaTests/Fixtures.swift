@@ -60,6 +60,11 @@ struct DecodedImage {
         self.init(buffer)
     }
 
+    init(webP bytes: [UInt8], withAlpha: Bool = false) throws {
+        let buffer = try bytes.withUnsafeBufferPointer { b throws(SpotError) in try WebPCodec.decode(b, withAlpha: withAlpha) }
+        self.init(buffer)
+    }
+
     init(_ buffer: PixelBuffer) {
         width = buffer.width
         height = buffer.height

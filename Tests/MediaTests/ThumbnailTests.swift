@@ -27,6 +27,36 @@ import Testing
         }
     }
 
+    /// Each size gets a WebP thumbnail after the standard one: the same pixels (upright,
+    /// sRGB), no metadata chunk, fewer bytes.
+    @Test(arguments: ["orientation-6.jpg", "camera/2012-12-19-21-38-40-sep-temple_square1.jpg", "heif/gps.heic"])
+    func webPThumbnailsMatchTheJPEGOnes(path: String) throws {
+        let analysis = try PhotoAnalyzer(thumbnailSizes: [1024, 256], makesWebP: true).analyze(try Fixtures.bytes(path))
+        #expect(analysis.thumbnails.map(\.size) == [1024, 1024, 256, 256])
+        #expect(analysis.thumbnails.map(\.contentType) == ["image/jpeg", "image/webp", "image/jpeg", "image/webp"])
+        for index in stride(from: 0, to: analysis.thumbnails.count, by: 2) {
+            let (jpeg, webP) = (analysis.thumbnails[index], analysis.thumbnails[index + 1])
+            #expect(webP.width == jpeg.width && webP.height == jpeg.height)
+            #expect(webP.bytes.count < jpeg.bytes.count, "\(path) \(jpeg.size): WebP \(webP.bytes.count) bytes, JPEG \(jpeg.bytes.count)")
+            let (a, b) = (try DecodedImage(jpeg: jpeg.bytes), try DecodedImage(webP: webP.bytes))
+            #expect(a.width == b.width && a.height == b.height)
+            let difference = zip(a.pixels, b.pixels).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }
+            #expect(Double(difference) / Double(a.pixels.count) < 4, "\(path) \(jpeg.size): the same picture, upright")
+            for chunk in ["EXIF", "XMP ", "ICCP"] {
+                #expect(try webP.bytes.withUnsafeBufferPointer { b throws(SpotError) in try WebPCodec.chunk(chunk, in: b) } == nil)
+            }
+        }
+    }
+
+    @Test func aWebPThumbnailKeepsTheAlpha() throws {
+        let analysis = try PhotoAnalyzer(thumbnailSizes: [64], makesWebP: true).analyze(try Fixtures.bytes("alpha.png"))
+        #expect(analysis.thumbnails.map(\.contentType) == ["image/png", "image/webp"])
+        let (png, webP) = (try DecodedImage(png: analysis.thumbnails[0].bytes), try DecodedImage(webP: analysis.thumbnails[1].bytes, withAlpha: true))
+        #expect(png.channels == 4 && webP.channels == 4)
+        let alphaDifference = stride(from: 3, to: png.pixels.count, by: 4).map { abs(Int(png.pixels[$0]) - Int(webP.pixels[$0])) }.max() ?? 0
+        #expect(alphaDifference <= 2, "lossy colour, but the transparency is kept")
+    }
+
     @Test(arguments: [64, 100, 256, 333])
     func sizesFollowTheLongEdgeAndKeepTheAspect(size: Int) throws {
         for path in ["photos/coffee.jpg", "photos/astronaut.jpg", "photos/rocket.jpg", "opaque.png"] {

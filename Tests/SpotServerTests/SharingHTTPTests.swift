@@ -137,8 +137,8 @@ extension HTTPTests {
             #expect(try await client.execute(uri: "/v0/b/spots/spots/louvre", method: .patch, headers: auth(alice), body: show) { $0.status } == .ok)
             #expect(try await media("\(object)?alt=media", bob) == original)
         }
-        // The GPS-free copy is one more blob, made once.
-        #expect(store.blobFiles().count == 4)
+        // The GPS-free copy is one more blob, made once (besides the original and its two JPEG and two WebP thumbnails).
+        #expect(store.blobFiles().count == 6)
     }
 }
 

@@ -45,7 +45,7 @@ import TestSupport
         _ = try await upload("photos/coffee.jpg", to: "nowhere/1.jpg", in: store, by: alice)
         let paris = try await store.service.findSpots(SpotQuery(bucket: "spots", criterion: .city("PARIS")), for: alice)
         #expect(paris.spots.map(\.id) == ["eiffel"])
-        #expect(paris.spots.first?.objects.first?.thumbnails.count == 2)
+        #expect(paris.spots.first?.objects.first?.thumbnails.count == 4)
         let near = try await store.service.findSpots(
             SpotQuery(bucket: "spots", criterion: .near(latitude: 48.86, longitude: 2.29, radiusKm: 5)), for: alice)
         #expect(near.spots.map(\.id) == ["eiffel"])

@@ -47,8 +47,8 @@ import TestSupport
         let report = try await f.store.service.checkIntegrity(repair: false)
         #expect(report.findings.isEmpty, "\(report.findings)")
         #expect(report.objects == 4)
-        // 3 originals, 2 thumbnails each for the 2 photos (the copy shares coffee's).
-        #expect(report.blobsChecked == 7)
+        // 3 originals, 2 JPEG and 2 WebP thumbnails each for the 2 photos (the copy shares coffee's).
+        #expect(report.blobsChecked == 11)
         #expect(report.bytesChecked == Int64(try blobBytes(f)))
         #expect(report.unreferencedBlobs == 0)
     }
@@ -210,13 +210,13 @@ import TestSupport
         let stats = try await f.store.service.statistics()
         let coffeeSize = f.coffee.size
         #expect(stats.objects == 4)
-        #expect(stats.blobs == 7)
+        #expect(stats.blobs == 11)
         #expect(stats.bytesStored == Int64(try blobBytes(f)))
         #expect(stats.logicalBytes == f.paris.size + 2 * coffeeSize + f.notes.size)
         #expect(stats.uniqueOriginals == 3)
         #expect(stats.uniqueOriginalBytes == f.paris.size + coffeeSize + f.notes.size)
         #expect(stats.dedupSavings == coffeeSize)
-        #expect(stats.thumbnails == 4)
+        #expect(stats.thumbnails == 8)
         #expect(stats.thumbnailBytes == Int64((f.paris.thumbnails + f.coffee.thumbnails).reduce(0) { $0 + $1.byteCount }))
         #expect(stats.buckets.map(\.name) == ["media", "spots", "users"])
         #expect(stats.buckets.map(\.objects) == [1, 2, 1])

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import SpotCore
 import SpotService
 import Testing
@@ -17,9 +18,9 @@ import TestSupport
         let location = try #require(object.photo?.location)
         #expect(abs(location.latitude - 48.8584) < 1e-6)
         #expect(abs(location.longitude - 2.2945) < 1e-6)
-        #expect(object.thumbnails.map(\.size) == [256, 1024])
-        #expect(object.thumbnails[0].width == 256 && object.thumbnails[0].height == 256)
-        #expect(object.thumbnails[1].width == 320, "never upscaled")
+        #expect(object.thumbnails.map(\.size) == [256, 256, 1024, 1024])
+        #expect(object.thumbnails.map(\.contentType) == ["image/jpeg", "image/webp", "image/jpeg", "image/webp"])
+        #expect(object.thumbnails.allSatisfy { $0.size == 256 ? $0.width == 256 && $0.height == 256 : $0.width == 320 }, "never upscaled")
         // The original is stored byte for byte under its digest.
         let stored = try await store.service.blobs.read(object.digest)
         #expect(stored == bytes)
@@ -71,8 +72,8 @@ import TestSupport
         #expect(try store.temporaryFiles().isEmpty)
         let listing = try await store.service.list(ListQuery(bucket: "spots", prefix: "race/"), for: alice)
         #expect(listing.items.count == 4)
-        // One original (shared by the 4) and its two thumbnails: nothing from the refused ones.
-        #expect(store.blobFiles().count == 3)
+        // One original (shared by the 4) and its two JPEG and two WebP thumbnails: nothing from the refused ones.
+        #expect(store.blobFiles().count == 5)
     }
 
     /// Two users upload into one new spot at once, through two instances: one owns the
@@ -196,7 +197,42 @@ import TestSupport
         let second = try await store.service.upload(try ObjectPath(bucket: "spots", name: "b/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes))
         #expect(first.digest == second.digest)
         #expect(first.thumbnails == second.thumbnails)
-        #expect(store.blobFiles().count == 3)
+        #expect(store.blobFiles().count == 5, "the original, two JPEG and two WebP thumbnails")
+    }
+
+    /// A photo stored before WebP thumbnails were made (as an older SpotStore left it) has
+    /// none, says so, and gets them when its bytes are uploaded again.
+    @Test func aPhotoStoredWithoutWebPThumbnailsGetsThemWhenUploadedAgain() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let bytes = try fixture("gps.jpg")
+        let digest = BlobWriter.digest(of: bytes)
+        let old = try PhotoAnalyzer(thumbnailSizes: [256, 1024]).analyze(bytes)
+        var thumbnails: [Thumbnail] = []
+        for encoded in old.thumbnails {
+            let thumbnailDigest = BlobWriter.digest(of: encoded.bytes)
+            try await store.service.blobs.store(encoded.bytes, as: thumbnailDigest)
+            thumbnails.append(Thumbnail(
+                size: encoded.size, digest: thumbnailDigest, width: encoded.width, height: encoded.height,
+                byteCount: encoded.bytes.count, contentType: encoded.contentType))
+        }
+        try await store.service.blobs.store(bytes, as: digest)
+        let path = try ObjectPath(bucket: "spots", name: "old/1.jpg")
+        _ = try await store.service.catalog.commit(
+            NewObject(path: path, digest: digest, size: Int64(bytes.count), contentType: "image/jpeg", owner: "alice",
+                      photo: old.metadata, thumbnails: thumbnails),
+            admission: SpotAdmission(maxObjects: 4))
+
+        #expect(try await store.service.thumbnail(of: path, size: 256, for: alice).contentType == "image/jpeg")
+        let error = try await #require(throws: SpotError.self) { try await store.service.thumbnail(of: path, size: 256, webP: true, for: alice) }
+        #expect(error.kind == .notFound && error.message.contains("upload it again"), "\(error)")
+
+        _ = try await store.service.upload(try ObjectPath(bucket: "spots", name: "new/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes))
+        let webP = try await store.service.thumbnail(of: path, size: 256, webP: true, for: alice)
+        #expect(webP.contentType == "image/webp" && webP.width == 256)
+        #expect(try await store.service.blobs.read(webP.digest).map(BlobWriter.digest(of:)) == webP.digest)
+        let kept = try await store.service.object(at: path, for: alice).thumbnails.filter { !$0.isWebP }
+        #expect(kept == thumbnails, "the JPEG thumbnails are the same bytes as before")
     }
 
     @Test func tokensAuthenticateUntilRevoked() async throws {

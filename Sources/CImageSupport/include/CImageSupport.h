@@ -185,6 +185,12 @@ cis_status cis_webp_chunk(const uint8_t *data, size_t size, const char *fourcc, 
 /// Decodes a WebP to 8-bit RGBA (4 channels) when `with_alpha`, else RGB.
 cis_status cis_webp_decode(const uint8_t *data, size_t size, int with_alpha, cis_pixels *out, cis_message *message);
 
+/// Encodes packed 8-bit RGB (3) or RGBA (4 channels, straight alpha) as a lossy WebP
+/// (`quality` 0–100) with no metadata chunks. `*out` (malloc'd, `*out_size` bytes) is set
+/// only on success.
+cis_status cis_webp_encode(const uint8_t *pixels, int width, int height, int channels, int quality, uint8_t **out,
+                           size_t *out_size, cis_message *message);
+
 /// Converts packed 8-bit RGB or RGBA pixels in place to sRGB, from the ICC profile `icc`
 /// when there is one, else from the nclx colour primaries `nclx_primaries` (12 Display P3,
 /// 9 BT.2020; others are taken as sRGB already). A profile lcms2 cannot read, or one that
