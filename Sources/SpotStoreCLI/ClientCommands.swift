@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
+import Media
 import NIOCore
 import SpotAPI
 import SpotCore
@@ -52,7 +53,7 @@ extension SpotStoreCommand {
         }
     }
 
-    /// `spotstore get BUCKET/PATH [-o FILE] [--thumb N]`.
+    /// `spotstore get BUCKET/PATH [-o FILE] [--thumb N [--webp]]`.
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Download an object (or one of its thumbnails).",
@@ -66,12 +67,20 @@ extension SpotStoreCommand {
         @Option(help: ArgumentHelp("Download the thumbnail with this long edge (256 or 1024) instead.", valueName: "px"))
         var thumb: Int?
 
+        @Flag(help: "With --thumb: the WebP thumbnail instead of the JPEG (or PNG) one.")
+        var webp = false
+
+        func validate() throws {
+            if webp && thumb == nil { throw ValidationError("--webp goes with --thumb N") }
+        }
+
         func run() async throws {
             let (api, bucket, name) = try target.resolve()
-            let query = thumb.map { "alt=thumbnail&size=\($0)" } ?? "alt=media"
+            let query = thumb.map { "alt=thumbnail&size=\($0)\(webp ? "&format=webp" : "")" } ?? "alt=media"
             let response = try await api.send(.GET, api.objectURL(bucket: bucket, name: name, query: query))
             let baseName = (name as NSString).lastPathComponent
-            let destination = output ?? (thumb.map { "\((baseName as NSString).deletingPathExtension)-\($0).\(response.headers.first(name: "Content-Type") == "image/png" ? "png" : "jpg")" } ?? baseName)
+            let thumbnailFormat = response.headers.first(name: "Content-Type").flatMap(ImageFormat.init(contentType:))
+            let destination = output ?? (thumb.map { "\((baseName as NSString).deletingPathExtension)-\($0).\(thumbnailFormat?.fileExtension ?? "jpg")" } ?? baseName)
             if destination == "-" {
                 for try await buffer in response.body { FileHandle.standardOutput.write(Data(buffer: buffer)) }
                 return

@@ -118,6 +118,9 @@ import TestSupport
         #expect(FileManager.default.contents(atPath: downloads + "/paris.jpg") == FileManager.default.contents(atPath: photos[0]))
         #expect(try Self.run(["get", "spots/eiffel/orientation-6.jpg", "--thumb", "256", "-o", downloads + "/t.jpg"], environment: environment).status == 0)
         #expect((FileManager.default.contents(atPath: downloads + "/t.jpg")?.count ?? 0) > 1000)
+        #expect(try Self.run(["get", "spots/eiffel/orientation-6.jpg", "--thumb", "256", "--webp"], environment: environment, in: downloads).status == 0)
+        #expect(FileManager.default.contents(atPath: downloads + "/orientation-6-256.webp")?.starts(with: Data("RIFF".utf8)) == true)
+        #expect(try Self.run(["get", "spots/eiffel/orientation-6.jpg", "--webp"], environment: environment).status != 0, "--webp needs --thumb")
 
         #expect(!FileManager.default.fileExists(atPath: store + "/secret.key"), "the signing key lives in the catalog, for every instance")
         let signed = try Self.run(["url", "spots/eiffel/paris.jpg", "--expires", "10m"], environment: environment)
@@ -173,6 +176,10 @@ import TestSupport
         #expect(result.status == 0, "\(result.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
         #expect(files == ["alpha-1024.png", "alpha-256.png", "coffee-1024.jpg", "coffee-256.jpg"])
+        let webP = out + "/webp"
+        #expect(try Self.run(["thumbnail", "--size", "256", "--webp", "--out", webP, "\(fixturesDirectory)/heif/gps.heic"]).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: webP).sorted() == ["gps-256.jpg", "gps-256.webp"])
+        #expect(FileManager.default.contents(atPath: webP + "/gps-256.webp")?.starts(with: Data("RIFF".utf8)) == true)
         let bad = try Self.run(["thumbnail", "--out", out, "\(fixturesDirectory)/bad/truncated.jpg"])
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("truncated.jpg"))
