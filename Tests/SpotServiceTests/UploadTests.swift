@@ -43,10 +43,10 @@ import TestSupport
                 group.addTask {
                     do {
                         let stored = try await service.upload(
-                            try path(index), by: uploader, contentType: nil, declaredSize: nil, body: held.body(bytes))
+                            try path(index), by: uploader, contentType: nil, declaredSize: nil, body: held.body(bytes, participant: index))
                         return (uploader.uid, .success(stored))
                     } catch let error as SpotError {
-                        await held.refused()  // refusals before the body count too; one after it was read arrived already
+                        await held.refused(index)  // refusals before the body count too
                         return (uploader.uid, .failure(error))
                     }
                 }
