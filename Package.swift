@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
     ],
     targets: [
         .target(name: "SpotCore", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
@@ -65,6 +67,18 @@ let package = Package(
             ]
         ),
         .target(name: "Access", dependencies: ["SpotCore"]),
+        .target(
+            name: "IdentityTokens",
+            dependencies: [
+                "SpotCore",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(name: "SpotAPI", dependencies: ["SpotCore", "Access"]),
         .target(name: "Geocoder", dependencies: ["SpotCore"], resources: [.copy("Resources/places.bin")]),
         .target(
@@ -96,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "SpotStoreCLI",
             dependencies: [
-                "SpotServer", "SpotAPI", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "S3Blobs", "Catalogs", "PostgresCatalog", "Geocoder", "Ingest",
+                "SpotServer", "SpotAPI", "SpotService", "SpotCore", "Media", "Access", "BlobStores", "S3Blobs", "Catalogs", "PostgresCatalog", "Geocoder", "Ingest", "IdentityTokens",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -146,16 +160,22 @@ let package = Package(
                 "SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder", "PostgresCatalog",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             path: "Tests/TestSupport",
             exclude: ["tcp_relay.py"]
         ),
         .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport", "Media"]),
+        .testTarget(name: "IdentityTokensTests", dependencies: ["IdentityTokens", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "TestSupport"]),
         .testTarget(
             name: "SpotServerTests",
             dependencies: [
-                "SpotServer", "SpotAPI", "SpotService", "Access", "Catalogs", "TestSupport", "Media",
+                "SpotServer", "SpotAPI", "SpotService", "Access", "Catalogs", "TestSupport", "Media", "IdentityTokens",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

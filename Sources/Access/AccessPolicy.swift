@@ -16,16 +16,21 @@ public enum Operation: String, Sendable, CaseIterable {
     case delete
 }
 
-/// Who is asking: the signed-in user and the claims of their user record.
+/// Who is asking: the signed-in user, the claims of their ID token and of their user record.
 public struct Auth: Sendable, Equatable {
     public var uid: String
-    /// `request.auth.token.<claim>`; values are text as stored (`"true"`, `"42"`, `"paris"`)
-    /// and the rules read `true`/`false` as booleans and integers as numbers.
+    /// `request.auth.token.<claim>` from the user record, over `tokenClaims`; values are
+    /// text as stored (`"true"`, `"42"`, `"paris"`) and the rules read `true`/`false` as
+    /// booleans and integers as numbers.
     public var claims: [String: String]
+    /// `request.auth.token.<claim>` as the ID token the request signed in with has them
+    /// (`email`, `email_verified`, `firebase.sign_in_provider`, custom claims).
+    public var tokenClaims: [String: ClaimValue]
 
-    public init(uid: String, claims: [String: String] = [:]) {
+    public init(uid: String, claims: [String: String] = [:], tokenClaims: [String: ClaimValue] = [:]) {
         self.uid = uid
         self.claims = claims
+        self.tokenClaims = tokenClaims
     }
 }
 

@@ -208,7 +208,7 @@ public struct RulesPolicy: AccessPolicy, RulesRevision {
     private static func globals(for request: AccessRequest) -> [String: RulesValue] {
         var auth = RulesValue.null
         if let user = request.auth {
-            var token: [String: RulesValue] = [:]
+            var token = user.tokenClaims.mapValues(RulesValue.init(claim:))
             for (claim, text) in user.claims {
                 token[claim] = text == "true" ? .bool(true) : text == "false" ? .bool(false) : Int64(text).map(RulesValue.int) ?? .string(text)
             }

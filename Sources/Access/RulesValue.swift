@@ -1,3 +1,5 @@
+import SpotCore
+
 /// A value in a rules expression. Timestamps are nanoseconds since 1970 (UTC), durations nanoseconds.
 enum RulesValue: Sendable {
     case null
@@ -93,6 +95,21 @@ enum RulesValue: Sendable {
         case .float(let value): String(value)
         case .string(let value): value
         default: nil
+        }
+    }
+}
+
+extension RulesValue {
+    /// An ID token's claim as the rules see it.
+    init(claim: ClaimValue) {
+        switch claim {
+        case .string(let value): self = .string(value)
+        case .bool(let value): self = .bool(value)
+        case .int(let value): self = .int(value)
+        case .double(let value): self = .float(value)
+        case .list(let values): self = .list(values.map(RulesValue.init(claim:)))
+        case .map(let entries): self = .map(entries.mapValues(RulesValue.init(claim:)))
+        case .null: self = .null
         }
     }
 }

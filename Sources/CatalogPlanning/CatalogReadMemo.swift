@@ -1,8 +1,8 @@
 import SpotCore
 import Synchronization
 
-/// The answers of the catalog reads every download makes (a token's user; an object with
-/// its spot and damage marks), kept while the change feed's stamp stays the same.
+/// The answers of the catalog reads every download makes (a token's user, or the user of
+/// an ID token's uid; an object with its spot and damage marks), kept while the change feed's stamp stays the same.
 ///
 /// Before every answer it reads the stamp (`CatalogChangeFeed`), which changes whenever
 /// any connection commits, in this process or in another one (`spotstore users`, `fsck
@@ -17,6 +17,7 @@ package final class CatalogReadMemo: Sendable {
     private struct Answers {
         var version: Int64 = -1
         var users: [Digest: User?] = [:]
+        var usersByUID: [String: User?] = [:]
         var objects: [ObjectPath: ObjectReading] = [:]
     }
 
@@ -30,6 +31,11 @@ package final class CatalogReadMemo: Sendable {
     /// The user of the token with digest `digest`, as `read` finds it.
     package func user(tokenDigest digest: Digest, read: () async throws -> User?) async throws -> User? {
         try await answer(digest, in: \.users, read: read)
+    }
+
+    /// User `uid`, as `read` finds it.
+    package func user(uid: String, read: () async throws -> User?) async throws -> User? {
+        try await answer(uid, in: \.usersByUID, read: read)
     }
 
     /// The object at `path` with its spot and damage marks, as `read` finds it.
@@ -51,7 +57,7 @@ package final class CatalogReadMemo: Sendable {
         let value = try await read()
         answers.withLock { answers in
             guard answers.version == version else { return }
-            if answers.users.count + answers.objects.count >= Self.capacity { answers = Answers(version: version) }
+            if answers.users.count + answers.usersByUID.count + answers.objects.count >= Self.capacity { answers = Answers(version: version) }
             answers[keyPath: table][key] = value
         }
         return value

@@ -13,6 +13,9 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
 
     var uid: String
     var createdAt: Date
+    var provider: String? = nil
+    var lastSignInAt: Date? = nil
+    var revokedAt: Date? = nil
 }
 
 /// A row of `tokens`: the SHA-256 of a bearer token, never the token itself.
@@ -29,8 +32,14 @@ struct UserSummaryRow: Decodable, FetchableRecord {
     var uid: String
     var createdAt: Date
     var tokenCount: Int
+    var provider: String?
+    var lastSignInAt: Date?
+    var revokedAt: Date?
 
-    func user(claims: [String: String]) -> User { User(uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims) }
+    func user(claims: [String: String]) -> User {
+        User(uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims, provider: provider,
+             lastSignInAt: lastSignInAt, revokedAt: revokedAt)
+    }
 }
 
 /// A row of `claims`: one `request.auth.token.<key>` value of a user.

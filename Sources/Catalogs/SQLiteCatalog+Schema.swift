@@ -13,6 +13,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v4", migrate: addDamagedBlobsV4)
         migrator.registerMigration("v5", migrate: addLeasesV5)
         migrator.registerMigration("v6", migrate: keyThumbnailsByContentTypeV6)
+        migrator.registerMigration("v7", migrate: addSignInsV7)
         return migrator
     }
 
@@ -206,5 +207,17 @@ extension SQLiteCatalog {
         try db.drop(table: "thumbnails")
         try db.rename(table: "newThumbnails", to: "thumbnails")
         try db.create(index: "index_thumbnails_on_thumbDigest", on: "thumbnails", columns: ["thumbDigest"])
+    }
+
+    /// Users who sign in with ID tokens: the provider and time of their last sign-in, and
+    /// when their tokens were last revoked (ID tokens issued before are refused).
+    ///
+    /// Shipped: never change this.
+    private static func addSignInsV7(_ db: Database) throws {
+        try db.alter(table: "users") { t in
+            t.add(column: "provider", .text)
+            t.add(column: "lastSignInAt", .datetime)
+            t.add(column: "revokedAt", .datetime)
+        }
     }
 }

@@ -83,7 +83,28 @@ extension SQLiteCatalog {
         try await write { db in
             guard try UserRecord.exists(db, key: uid) else { return false }
             try TokenRecord.filter(Column("uid") == uid).deleteAll(db)
+            try db.execute(sql: "UPDATE users SET revokedAt = ? WHERE uid = ?", arguments: [Date(), uid])
             return true
+        }
+    }
+
+    /// User `uid` with its token count and claims, or `nil`.
+    public func user(uid: String) async throws -> User? {
+        guard let memo else { return try readNow { db in try Self.user(uid, db) } }
+        return try await memo.user(uid: uid) { try readNow { db in try Self.user(uid, db) } }
+    }
+
+    /// Creates `uid` (without tokens) or sets its provider and last sign-in.
+    public func recordSignIn(uid: String, provider: String, at time: Date) async throws -> User {
+        try await write { db in
+            try db.execute(sql: """
+                INSERT INTO users (uid, createdAt, provider, lastSignInAt) VALUES (?1, ?2, ?3, ?2)
+                ON CONFLICT (uid) DO UPDATE SET provider = excluded.provider, lastSignInAt = excluded.lastSignInAt
+                """, arguments: [uid, time, provider])
+            guard let user = try Self.user(uid, db) else {
+                throw SpotError(.internal, "user '\(uid)' vanished while its sign-in was recorded")
+            }
+            return user
         }
     }
 
@@ -91,13 +112,17 @@ extension SQLiteCatalog {
     private static func user(_ uid: String, _ db: Database) throws -> User? {
         // Cached statements and rows read by hand: this runs for every authenticated request.
         guard let summary = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT createdAt, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid) AS tokenCount FROM users WHERE uid = ?
+            SELECT createdAt, provider, lastSignInAt, revokedAt,
+                   (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid) AS tokenCount
+            FROM users WHERE uid = ?
             """), arguments: [uid])
         else { return nil }
         var claims: [String: String] = [:]
         let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT key, value FROM claims WHERE uid = ?"), arguments: [uid])
         while let row = try rows.next() { claims[row["key"]] = row["value"] }
-        return User(uid: uid, createdAt: summary["createdAt"], tokenCount: summary["tokenCount"], claims: claims)
+        return User(
+            uid: uid, createdAt: summary["createdAt"], tokenCount: summary["tokenCount"], claims: claims,
+            provider: summary["provider"], lastSignInAt: summary["lastSignInAt"], revokedAt: summary["revokedAt"])
     }
 
     /// Inserts the token `digest` of `uid`; a digest already in use is a conflict.

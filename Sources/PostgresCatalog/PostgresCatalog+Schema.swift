@@ -5,7 +5,7 @@ import SpotCore
 extension PostgresCatalog {
     /// The schema, one migration per shipped version, applied in order; `migrations` records
     /// which ran. A shipped migration never changes: add a new one instead.
-    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2)]
+    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3)]
 
     /// The advisory lock that serializes migrations of servers starting at once.
     static let migrationLock: Int64 = 0x5370_6f74_5374_6f72  // "SpotStor"
@@ -188,5 +188,13 @@ extension PostgresCatalog {
     /// Shipped: never change this.
     static let schemaV2 = [
         "ALTER TABLE thumbnails DROP CONSTRAINT thumbnails_pkey, ADD PRIMARY KEY (digest, size, content_type)",
+    ]
+
+    /// Users who sign in with ID tokens: the provider and time of their last sign-in, and
+    /// when their tokens were last revoked (ID tokens issued before are refused).
+    ///
+    /// Shipped: never change this.
+    static let schemaV3 = [
+        "ALTER TABLE users ADD COLUMN provider text, ADD COLUMN last_sign_in_at timestamptz, ADD COLUMN revoked_at timestamptz",
     ]
 }

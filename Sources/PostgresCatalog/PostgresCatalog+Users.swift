@@ -55,12 +55,8 @@ extension PostgresCatalog {
                 let (uid, key, value) = try row.decode((String, String, String).self)
                 claims[uid, default: [:]][key] = value
             }
-            return try await connection.query("""
-                SELECT uid, created_at, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid) FROM users ORDER BY uid
-                """, logger: self.logger).collect().map { row in
-                let (uid, createdAt, tokenCount) = try row.decode((String, Date, Int).self)
-                return User(uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims[uid] ?? [:])
-            }
+            return try await connection.query("SELECT \(unescaped: Self.userColumns) FROM users ORDER BY uid", logger: self.logger)
+                .collect().map { row in try Self.user(row) { claims[$0] ?? [:] } }
         }
     }
 
@@ -89,23 +85,54 @@ extension PostgresCatalog {
         try await write { connection in
             guard try await Self.userExists(uid, connection, logger: self.logger) else { return false }
             try await connection.query("DELETE FROM tokens WHERE uid = \(uid)", logger: self.logger)
+            try await connection.query("UPDATE users SET revoked_at = \(Date()) WHERE uid = \(uid)", logger: self.logger)
             return true
         }
     }
 
+    /// User `uid` with its token count and claims, or `nil`. Kept while the change feed's stamp stays.
+    public func user(uid: String) async throws -> User? {
+        try await memo.user(uid: uid) {
+            try await read { connection in try await Self.user(uid, connection, logger: self.logger) }
+        }
+    }
+
+    /// Creates `uid` (without tokens) or sets its provider and last sign-in.
+    public func recordSignIn(uid: String, provider: String, at time: Date) async throws -> User {
+        try await write { connection in
+            try await connection.query("""
+                INSERT INTO users (uid, created_at, provider, last_sign_in_at) VALUES (\(uid), \(time), \(provider), \(time))
+                ON CONFLICT (uid) DO UPDATE SET provider = EXCLUDED.provider, last_sign_in_at = EXCLUDED.last_sign_in_at
+                """, logger: self.logger)
+            guard let user = try await Self.user(uid, connection, logger: self.logger) else {
+                throw SpotError(.internal, "user '\(uid)' vanished while its sign-in was recorded")
+            }
+            return user
+        }
+    }
+
+    /// The columns of `users` that `user(_:claims:)` decodes, with the token count.
+    static let userColumns = "uid, created_at, provider, last_sign_in_at, revoked_at, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid)"
+
+    /// A row of `userColumns`, with the claims `claims` gives for its uid.
+    static func user(_ row: PostgresRow, claims: (String) -> [String: String]) throws -> User {
+        let (uid, createdAt, provider, lastSignInAt, revokedAt, tokenCount) = try row.decode((String, Date, String?, Date?, Date?, Int).self)
+        return User(
+            uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims(uid), provider: provider,
+            lastSignInAt: lastSignInAt, revokedAt: revokedAt)
+    }
+
     /// User `uid` with its token count and claims, or `nil`.
     private static func user(_ uid: String, _ connection: PostgresConnection, logger: Logger) async throws -> User? {
-        guard let row = try await connection.query("""
-            SELECT created_at, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid) FROM users WHERE uid = \(uid)
-            """, logger: logger).collect().first
-        else { return nil }
-        let (createdAt, tokenCount) = try row.decode((Date, Int).self)
+        guard let row = try await connection.query(
+            "SELECT \(unescaped: userColumns) FROM users WHERE uid = \(uid)", logger: logger
+        ).collect().first else { return nil }
         var claims: [String: String] = [:]
         for row in try await connection.query("SELECT key, value FROM claims WHERE uid = \(uid)", logger: logger).collect() {
             let (key, value) = try row.decode((String, String).self)
             claims[key] = value
         }
-        return User(uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims)
+        return try user(row) { _ in claims }
     }
 
     private static func userExists(_ uid: String, _ connection: PostgresConnection, logger: Logger) async throws -> Bool {

@@ -26,8 +26,16 @@ public protocol Catalog: Sendable {
     /// All users, by uid.
     func users() async throws -> [User]
 
-    /// Deletes every token of `uid`; its objects stay. Returns `false` when there is no such user.
+    /// Deletes every token of `uid` and records the time, so that ID tokens issued before it
+    /// are refused; its objects stay. Returns `false` when there is no such user.
     func revokeTokens(of uid: String) async throws -> Bool
+
+    /// User `uid` with its claims, or `nil`.
+    func user(uid: String) async throws -> User?
+
+    /// Records that `uid` signed in with an ID token of `provider` at `time`: creates the
+    /// user (without tokens of its own) when new, else sets its provider and last sign-in.
+    func recordSignIn(uid: String, provider: String, at time: Date) async throws -> User
 
     /// The spot `id` in `bucket` with its owner and object count, or `nil` when no object was ever stored in it.
     func spot(bucket: String, id: String) async throws -> SpotState?

@@ -77,14 +77,32 @@ public struct User: Sendable, Equatable {
     public var createdAt: Date
     /// How many live tokens the user has; 0 after `revoke`.
     public var tokenCount: Int
-    /// What the access rules read as `request.auth.token.<key>` (`admin` → `"true"`).
+    /// What the access rules read as `request.auth.token.<key>` (`admin` → `"true"`), over
+    /// the claims of the ID token the request signed in with.
     public var claims: [String: String]
+    /// The identity provider the user last signed in through with an ID token (`nil` for
+    /// users who only ever had SpotStore's own tokens).
+    public var provider: String?
+    /// When the user last signed in with an ID token (recorded at most once an hour).
+    public var lastSignInAt: Date?
+    /// When `revoke` last ran: ID tokens issued before it are refused.
+    public var revokedAt: Date?
+    /// The claims of the ID token this request signed in with; empty for SpotStore's own
+    /// tokens and as the catalog returns users.
+    public var tokenClaims: [String: ClaimValue]
 
-    public init(uid: String, createdAt: Date, tokenCount: Int, claims: [String: String] = [:]) {
+    public init(
+        uid: String, createdAt: Date, tokenCount: Int, claims: [String: String] = [:], provider: String? = nil,
+        lastSignInAt: Date? = nil, revokedAt: Date? = nil, tokenClaims: [String: ClaimValue] = [:]
+    ) {
         self.uid = uid
         self.createdAt = createdAt
         self.tokenCount = tokenCount
         self.claims = claims
+        self.provider = provider
+        self.lastSignInAt = lastSignInAt
+        self.revokedAt = revokedAt
+        self.tokenClaims = tokenClaims
     }
 
     /// Claim keys are 1–64 ASCII letters, digits and `_`, not starting with a digit

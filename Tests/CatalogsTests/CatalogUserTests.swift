@@ -115,4 +115,30 @@ import Testing
             #expect(try await catalog.user(tokenDigest: digest(4))?.tokenCount == 1)
         }
     }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func signInsRecordTheUserOnceAndRevocationIsDated(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            #expect(try await catalog.user(uid: "auth0|gina") == nil)
+            let first = Date(timeIntervalSince1970: 1_800_000_000)
+            let gina = try await catalog.recordSignIn(uid: "auth0|gina", provider: "auth0", at: first)
+            #expect(gina.uid == "auth0|gina" && gina.tokenCount == 0 && gina.provider == "auth0")
+            #expect(abs(gina.createdAt.timeIntervalSince(first)) < 0.01 && gina.lastSignInAt == gina.createdAt && gina.revokedAt == nil)
+            #expect(try await catalog.user(uid: "auth0|gina") == gina)
+
+            let later = first.addingTimeInterval(7200)
+            _ = try await catalog.updateClaims(of: "auth0|gina", ["team": "blue"])
+            let again = try await catalog.recordSignIn(uid: "auth0|gina", provider: "firebase:spots", at: later)
+            #expect(again.createdAt == gina.createdAt, "the first sign-in stays the creation")
+            #expect(again.provider == "firebase:spots" && abs((again.lastSignInAt ?? first).timeIntervalSince(later)) < 0.01)
+            #expect(again.claims == ["team": "blue"])
+
+            let before = Date()
+            #expect(try await catalog.revokeTokens(of: "auth0|gina"))
+            let revoked = try #require(try await catalog.user(uid: "auth0|gina"))
+            #expect(isBetween(try #require(revoked.revokedAt), before, Date()))
+            #expect(try await catalog.users().map(\.uid) == ["auth0|gina"])
+            #expect(try await catalog.users().first == revoked)
+        }
+    }
 }

@@ -1,7 +1,7 @@
 @testable import Catalogs
 import Foundation
 import GRDB
-import PostgresCatalog
+@testable import PostgresCatalog
 import PostgresNIO
 import SpotCore
 import Testing
@@ -55,11 +55,12 @@ import TestSupport
         do {
             _ = try await scratch.catalog(onNewDatabase: true)
             let database = try #require(scratch.databases.last)
-            // Back to version 1 (version 2 changed only the key), with a thumbnail as version 1 stored it.
+            // A database as version 1 left it, with a thumbnail as version 1 stored it.
             try await PostgresTestServer.withAdminConnection(database: database) { connection in
-                for statement in [
-                    "ALTER TABLE thumbnails DROP CONSTRAINT thumbnails_pkey, ADD PRIMARY KEY (digest, size)",
-                    "DELETE FROM migrations WHERE version = 2",
+                let statements = ["DROP SCHEMA public CASCADE", "CREATE SCHEMA public",
+                                  "CREATE TABLE migrations (version bigint PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"]
+                    + PostgresCatalog.schemaV1 + [
+                    "INSERT INTO migrations (version) VALUES (1)",
                     """
                     INSERT INTO objects (bucket, name, digest, size, content_type, owner, created_at, updated_at)
                     VALUES ('spots', 'a.jpg', '\(digest(1).hex)', 1, 'image/jpeg', 'alice', now(), now())
@@ -69,7 +70,8 @@ import TestSupport
                     INSERT INTO thumbnails (digest, size, thumb_digest, width, height, byte_count, content_type)
                     VALUES ('\(digest(1).hex)', 256, '\(Self.jpeg.digest.hex)', \(Self.jpeg.width), \(Self.jpeg.height), \(Self.jpeg.byteCount), 'image/jpeg')
                     """,
-                ] {
+                ]
+                for statement in statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: PostgresTestServer.logger)
                 }
             }

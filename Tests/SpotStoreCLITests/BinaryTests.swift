@@ -169,6 +169,27 @@ import TestSupport
         #expect(errors.contains("not a point"))
     }
 
+    /// The Firebase emulator's unsigned tokens are accepted only with --auth-emulator, and
+    /// the server refuses to start with it on anything but a loopback address.
+    @Test func theAuthEmulatorFlagWorksOnLoopbackOnly() async throws {
+        let store = NSTemporaryDirectory() + "emulator-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: store) }
+        let exposed = try Self.run(["serve", "--store", store, "--auth-emulator", "--firebase-project", "demo-spots", "--host", "0.0.0.0"])
+        #expect(exposed.status != 0 && exposed.stderr.contains("only with a loopback --host"), "\(exposed.stderr)")
+
+        let token = try TestIssuer.unsignedToken(TestIssuer(issuer: "https://securetoken.google.com/demo-spots", audience: "demo-spots").claims("emu-user"))
+        let (plain, plainURL) = try await Self.startServer(store: store)
+        let refused = try await RulesCommandTests.http("\(plainURL)/v0/b/users/o/emu-user%2Fnotes.txt", method: "PUT", token: token)
+        #expect(refused.status == 401 && String(decoding: refused.body, as: UTF8.self).contains("accepts no ID tokens"))
+        plain.terminate()
+        plain.waitUntilExit()
+
+        let (server, url) = try await Self.startServer(store: store, arguments: ["--auth-emulator", "--firebase-project", "demo-spots"])
+        defer { server.terminate(); server.waitUntilExit() }
+        let stored = try await RulesCommandTests.http("\(url)/v0/b/users/o/emu-user%2Fnotes.txt", method: "PUT", token: token)
+        #expect(stored.status == 200, "\(String(decoding: stored.body, as: UTF8.self))")
+    }
+
     @Test func thumbnailCommandWritesFiles() throws {
         let out = NSTemporaryDirectory() + "thumbs-\(UUID().uuidString)"
         let result = try Self.run(["thumbnail", "--size", "256", "--size", "1024", "--jobs", "2", "--out", out,
