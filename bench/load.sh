@@ -18,7 +18,7 @@
 #   RSS_LIMIT_MB=300    the mix passes only if the server's peak RSS stays below this
 #   PORT=18292          spotstore serve; NGINX_PORT=18293
 #   LOG_LEVEL=info      spotstore serve --log-level (info = its default: one line per request)
-#   ONLY="thumb media put mix"   which tests to run
+#   ONLY="thumb idtoken media put mix"   which tests to run
 #   KEEP=1              keep the temporary directory (store, logs, nginx root, wrk output)
 #   TMPDIR              where the temporary directory goes (must be a disk, not tmpfs, for
 #                       the fsync figures to mean anything; the PUT tests write several GB)
@@ -28,11 +28,16 @@
 # uploads; `spotstore serve` and nginx (its WebDAV module; originals and the server's own
 # thumbnail bytes copied into its root) on 127.0.0.1. Then, with wrk -c CONNECTIONS:
 #   thumb  GET a 256 px thumbnail (?alt=thumbnail&size=256, bearer token) vs nginx static GET
+#   idtoken the same thumbnail GET with a Firebase-style RS256 ID token (`Authorization:
+#          Firebase <token>`; key pair and x509 certificate made with openssl, the server
+#          started with --firebase-project bench-project --firebase-keys FILE) vs the same
+#          GET with SpotStore's own token, interleaved: own first, then the ID token
 #   media  GET a 4 MB original (?alt=media, bearer token)                 vs nginx (sendfile)
 #   put    PUT PUT_MB new bytes into bucket files (no thumbnails)         vs nginx WebDAV PUT
 #   mix    MIX_SECONDS of the MIX against spotstore alone: status counts (server metrics
 #          and wrk), zero 5xx, the server log scanned for error lines, RSS sampled from /proc.
-# Targets: thumb req/s >= 0.50 x nginx, media MB/s >= 0.50 x nginx, put MB/s >= 0.60 x nginx;
+# Targets: thumb req/s >= 0.50 x nginx, idtoken req/s >= 0.90 x own token, media MB/s >= 0.50 x
+# nginx, put MB/s >= 0.60 x nginx;
 # mix: no 5xx, no socket errors, no error line in the log, peak RSS < RSS_LIMIT_MB.
 # The report is printed and saved to bench/results/load-<UTC time>.txt. Exit status 1 when
 # a target is missed (after the report), 2 when the setup fails.
@@ -53,7 +58,7 @@ RSS_LIMIT_MB=${RSS_LIMIT_MB:-300}
 PORT=${PORT:-18292}
 NGINX_PORT=${NGINX_PORT:-18293}
 LOG_LEVEL=${LOG_LEVEL:-info}
-ONLY=${ONLY:-"thumb media put mix"}
+ONLY=${ONLY:-"thumb idtoken media put mix"}
 
 die() { printf 'load.sh: %s\n' "$*" >&2; exit 2; }
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -65,6 +70,8 @@ missing=()
 command -v wrk >/dev/null || missing+=(wrk)
 command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
 command -v curl >/dev/null || missing+=(curl)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v python3 >/dev/null || missing+=(python3)
 imagemagick >/dev/null || missing+=(imagemagick)
 if ((${#missing[@]})); then
   log "installing ${missing[*]}"
@@ -128,8 +135,20 @@ service firebase.storage {
 }
 EOF
 "$SPOTSTORE" rules check "$TMP/load.rules" >&2 || die "the bench rules do not check"
+# A Firebase-style signing key: RSA 2048, its x509 certificate as Google publishes them
+# ({kid: PEM}), and an RS256 ID token of project bench-project for uid `bench`, valid 2 h.
+b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/firebase.key" -out "$TMP/firebase.pem" -days 1 -subj /CN=bench \
+  >/dev/null 2>&1 || die "openssl could not make the signing key"
+python3 -c 'import json, sys; print(json.dumps({"bench-1": open(sys.argv[1]).read()}))' "$TMP/firebase.pem" >"$TMP/firebase-keys.json"
+NOW=$(date +%s)
+ID_HEADER=$(printf '{"alg":"RS256","kid":"bench-1","typ":"JWT"}' | b64url)
+ID_PAYLOAD=$(printf '{"iss":"https://securetoken.google.com/bench-project","aud":"bench-project","sub":"bench","user_id":"bench","iat":%d,"exp":%d,"auth_time":%d,"email":"bench@example.com","email_verified":true,"firebase":{"sign_in_provider":"password","identities":{"email":["bench@example.com"]}}}' \
+  "$NOW" "$((NOW + 7200))" "$NOW" | b64url)
+ID_SIGNATURE=$(printf '%s.%s' "$ID_HEADER" "$ID_PAYLOAD" | openssl dgst -sha256 -sign "$TMP/firebase.key" | b64url)
+ID_TOKEN=$ID_HEADER.$ID_PAYLOAD.$ID_SIGNATURE
 "$SPOTSTORE" serve --store "$STORE" --rules "$TMP/load.rules" --port "$PORT" --log-level "$LOG_LEVEL" \
-  >"$TMP/server.log" 2>&1 &
+  --firebase-project bench-project --firebase-keys "$TMP/firebase-keys.json" >"$TMP/server.log" 2>&1 &
 server=$!
 ok=0; for _ in $(seq 1 150); do
   curl -sf "$URL/healthz" >/dev/null && { ok=1; break; }
@@ -139,6 +158,8 @@ done
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
 RSS_START=$(rss_kb)
 AUTH="Authorization: Bearer $TOKEN"
+curl -sf -o /dev/null -H "Authorization: Firebase $ID_TOKEN" "$URL/v0/b/photos/o?prefix=" ||
+  die "the server refuses the bench's ID token: $(curl -s -H "Authorization: Firebase $ID_TOKEN" "$URL/v0/b/photos/o?prefix=")"
 
 # --- nginx (foreground, everything under $TMP/nginx) ---------------------------------------------
 NGX=$TMP/nginx
@@ -176,7 +197,7 @@ log "thumbnails ${THUMB_AVG_KB} KB, originals ${MEDIA_AVG_KB} KB on average; RSS
 # run_wrk NAME SECONDS URL SCRIPT ARGS...: wrk into $TMP/wrk-NAME.txt; sets the R_* of its RESULT line.
 run_wrk() {
   local name=$1 secs=$2 url=$3 script=$4; shift 4
-  wrk -t "$THREADS" -c "$CONNECTIONS" -d "${secs}s" --timeout 10s -H "$AUTH" -s "$HERE/load/$script" "$url" -- "$@" \
+  wrk -t "$THREADS" -c "$CONNECTIONS" -d "${secs}s" --timeout 10s -H "${WRK_AUTH:-$AUTH}" -s "$HERE/load/$script" "$url" -- "$@" \
     >"$TMP/wrk-$name.txt" 2>&1 || die "wrk $name failed: $(tail -5 "$TMP/wrk-$name.txt")"
   local line
   line=$(grep '^RESULT ' "$TMP/wrk-$name.txt") || die "wrk $name printed no RESULT: $(tail -5 "$TMP/wrk-$name.txt")"
@@ -214,6 +235,10 @@ if wants thumb; then
   # not a target: GET /healthz (no token, no catalog, same log line and metrics), the most
   # requests/s the HTTP stack itself serves here; shows how much of the gap is per request.
   measure thumb healthz "$URL/healthz" report.lua 0
+fi
+if wants idtoken; then
+  measure idtoken own "$URL$(sed -n 1p "$TMP/ours-thumb.txt")" report.lua 0
+  WRK_AUTH="Authorization: Firebase $ID_TOKEN" measure idtoken firebase "$URL$(sed -n 1p "$TMP/ours-thumb.txt")" report.lua 0
 fi
 if wants media; then
   measure media nginx "$NURL$(sed -n 1p "$TMP/nginx-media.txt")" report.lua 0
@@ -301,24 +326,25 @@ report=$HERE/results/load-$(date -u +%Y%m%dT%H%M%SZ).txt
   echo "load average at start: $LOAD0; at end: $LOAD1 (the machine may be shared: compare within one run)"
   echo
   printf '%-34s %-10s %9s %9s %8s %8s  %-22s %s\n' "test" "server" "req/s" "MB/s" "p50 ms" "p99 ms" "errors" "load avg"
-  for test in thumb media put; do
+  for test in thumb idtoken media put; do
     wants "$test" || continue
+    base=nginx; ours=spotstore; sides="nginx spotstore"
     case $test in
-      thumb) label="GET 256 px thumbnail (${THUMB_AVG_KB} KB)"; metric=rps; target=0.50 ;;
+      thumb) label="GET 256 px thumbnail (${THUMB_AVG_KB} KB)"; metric=rps; target=0.50; sides+=" healthz" ;;
+      idtoken) label="the same, ID token vs own token"; metric=rps; target=0.90; base=own; ours=firebase; sides="own firebase" ;;
       media) label="GET original (${MEDIA_AVG_KB} KB)"; metric=mbs; target=0.50 ;;
       put) label="PUT ${PUT_MB} MiB (non-image bucket)"; metric=mbs; target=0.60 ;;
     esac
-    sides="nginx spotstore"; [[ $test == thumb ]] && sides+=" healthz"
     for side in $sides; do
       k=$test-$side
       printf '%-34s %-10s %9s %9s %8s %8s  %-22s %s\n' "$label" "$side" "${rps[$k]}" "${mbs[$k]}" "${p50[$k]}" "${p99[$k]}" "${errs[$k]}" "${loads[$k]}"
       label=""
     done
-    if [[ $metric == rps ]]; then r=$(ratio "${rps[$test-spotstore]}" "${rps[$test-nginx]}"); what="req/s"
-    else r=$(ratio "${mbs[$test-spotstore]}" "${mbs[$test-nginx]}"); what="MB/s"; fi
+    if [[ $metric == rps ]]; then r=$(ratio "${rps[$test-$ours]}" "${rps[$test-$base]}"); what="req/s"
+    else r=$(ratio "${mbs[$test-$ours]}" "${mbs[$test-$base]}"); what="MB/s"; fi
     v=$(verdict "$r" "$target"); [[ $v == PASS ]] || fail=1
-    [[ ${errs[$test-spotstore]} == "non2xx=0 sock=0" ]] || { v="$v (errors!)"; fail=1; }
-    printf '%-34s %-10s %9s  spotstore/nginx %s, target >= %s: %s\n' "" "ratio" "$r" "$what" "$target" "$v"
+    [[ ${errs[$test-$ours]} == "non2xx=0 sock=0" ]] || { v="$v (errors!)"; fail=1; }
+    printf '%-34s %-10s %9s  %s/%s %s, target >= %s: %s\n' "" "ratio" "$r" "$ours" "$base" "$what" "$target" "$v"
   done
   if ((MIX_DONE)); then
     echo

@@ -100,9 +100,10 @@ extension SQLiteCatalog {
                 """)!
             let buckets = try Row.fetchAll(db, sql: "SELECT bucket, COUNT(*) AS n, SUM(size) AS bytes FROM objects GROUP BY bucket ORDER BY bucket")
                 .map { CatalogStatistics.Bucket(name: $0["bucket"], objects: $0["n"], bytes: $0["bytes"]) }
+            let ofDeletedUsers = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM objects WHERE owner NOT IN (SELECT uid FROM users)") ?? 0
             return CatalogStatistics(
                 objects: totals["n"], logicalBytes: totals["bytes"], uniqueOriginals: unique["n"], uniqueOriginalBytes: unique["bytes"],
-                thumbnails: thumbnails["n"], thumbnailBytes: thumbnails["bytes"], buckets: buckets)
+                thumbnails: thumbnails["n"], thumbnailBytes: thumbnails["bytes"], buckets: buckets, objectsOfDeletedUsers: ofDeletedUsers)
         }
     }
 

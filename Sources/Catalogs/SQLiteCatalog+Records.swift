@@ -16,6 +16,7 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
     var provider: String? = nil
     var lastSignInAt: Date? = nil
     var revokedAt: Date? = nil
+    var isAdmin = false
 }
 
 /// A row of `tokens`: the SHA-256 of a bearer token, never the token itself.
@@ -35,10 +36,11 @@ struct UserSummaryRow: Decodable, FetchableRecord {
     var provider: String?
     var lastSignInAt: Date?
     var revokedAt: Date?
+    var isAdmin: Bool
 
     func user(claims: [String: String]) -> User {
         User(uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims, provider: provider,
-             lastSignInAt: lastSignInAt, revokedAt: revokedAt)
+             lastSignInAt: lastSignInAt, revokedAt: revokedAt, isAdmin: isAdmin)
     }
 }
 

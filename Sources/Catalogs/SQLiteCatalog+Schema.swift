@@ -210,7 +210,8 @@ extension SQLiteCatalog {
     }
 
     /// Users who sign in with ID tokens: the provider and time of their last sign-in, and
-    /// when their tokens were last revoked (ID tokens issued before are refused).
+    /// when their tokens were last revoked (ID tokens issued before are refused); the
+    /// admin role.
     ///
     /// Shipped: never change this.
     private static func addSignInsV7(_ db: Database) throws {
@@ -218,6 +219,7 @@ extension SQLiteCatalog {
             t.add(column: "provider", .text)
             t.add(column: "lastSignInAt", .datetime)
             t.add(column: "revokedAt", .datetime)
+            t.add(column: "isAdmin", .boolean).notNull().defaults(to: false)
         }
     }
 }

@@ -52,13 +52,33 @@ extension SQLiteCatalog {
         }
     }
 
-    /// All users, by uid (byte order), with their live token counts; empty when there are none.
-    public func users() async throws -> [User] {
+    /// Users by uid (byte order), after `uid` and at most `limit` when given, with their
+    /// live token counts and claims.
+    public func users(after uid: String?, limit: Int?) async throws -> [User] {
         try readNow { db in
+            var request = UserRecord.all()
+            if let uid { request = request.filter(Column("uid") > uid) }
+            if let limit { request = request.order(Column("uid")).limit(limit) }
+            let summaries = try UserRecord.summaries(request).fetchAll(db)
             var claims: [String: [String: String]] = [:]
-            for claim in try ClaimRecord.fetchAll(db) { claims[claim.uid, default: [:]][claim.key] = claim.value }
-            return try UserRecord.summaries().fetchAll(db).map { $0.user(claims: claims[$0.uid] ?? [:]) }
+            for claim in try ClaimRecord.filter(summaries.map(\.uid).contains(Column("uid"))).fetchAll(db) {
+                claims[claim.uid, default: [:]][claim.key] = claim.value
+            }
+            return summaries.map { $0.user(claims: claims[$0.uid] ?? [:]) }
         }
+    }
+
+    /// Grants or withdraws the admin role of `uid`; `nil` when there is no such user.
+    public func setAdmin(of uid: String, _ isAdmin: Bool) async throws -> User? {
+        try await write { db in
+            try db.execute(sql: "UPDATE users SET isAdmin = ? WHERE uid = ?", arguments: [isAdmin, uid])
+            return try Self.user(uid, db)
+        }
+    }
+
+    /// Deletes `uid`, its tokens and claims (cascade); its objects and spots stay.
+    public func deleteUser(_ uid: String) async throws -> Bool {
+        try await write { db in try UserRecord.deleteOne(db, key: uid) }
     }
 
     /// Sets (or, with a `nil` value, removes) claims of `uid` and returns the user, or `nil`
@@ -112,7 +132,7 @@ extension SQLiteCatalog {
     private static func user(_ uid: String, _ db: Database) throws -> User? {
         // Cached statements and rows read by hand: this runs for every authenticated request.
         guard let summary = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT createdAt, provider, lastSignInAt, revokedAt,
+            SELECT createdAt, provider, lastSignInAt, revokedAt, isAdmin,
                    (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid) AS tokenCount
             FROM users WHERE uid = ?
             """), arguments: [uid])
@@ -122,7 +142,8 @@ extension SQLiteCatalog {
         while let row = try rows.next() { claims[row["key"]] = row["value"] }
         return User(
             uid: uid, createdAt: summary["createdAt"], tokenCount: summary["tokenCount"], claims: claims,
-            provider: summary["provider"], lastSignInAt: summary["lastSignInAt"], revokedAt: summary["revokedAt"])
+            provider: summary["provider"], lastSignInAt: summary["lastSignInAt"], revokedAt: summary["revokedAt"],
+            isAdmin: summary["isAdmin"])
     }
 
     /// Inserts the token `digest` of `uid`; a digest already in use is a conflict.

@@ -89,7 +89,8 @@ extension PostgresCatalog {
             // One size per digest: every object of a digest holds the same bytes.
             let totals = try await connection.query("""
                 SELECT (SELECT COUNT(*) FROM objects), (SELECT COALESCE(SUM(size), 0)::bigint FROM objects),
-                       COUNT(*), COALESCE(SUM(size), 0)::bigint
+                       COUNT(*), COALESCE(SUM(size), 0)::bigint,
+                       (SELECT COUNT(*) FROM objects WHERE NOT EXISTS (SELECT 1 FROM users WHERE users.uid = objects.owner))
                 FROM (SELECT digest, MAX(size) AS size FROM objects GROUP BY digest) unique_originals
                 """, logger: logger).collect()
             let thumbnails = try await connection.query("""
@@ -102,12 +103,12 @@ extension PostgresCatalog {
                 let (name, objects, bytes) = try row.decode((String, Int, Int64).self)
                 return CatalogStatistics.Bucket(name: name, objects: objects, bytes: bytes)
             }
-            guard let objects = try totals.first?.decode((Int, Int64, Int, Int64).self),
+            guard let objects = try totals.first?.decode((Int, Int64, Int, Int64, Int).self),
                   let thumbnails = try thumbnails.first?.decode((Int, Int64).self)
             else { throw SpotError(.internal, "the catalog's statistics came back empty") }
             return CatalogStatistics(
                 objects: objects.0, logicalBytes: objects.1, uniqueOriginals: objects.2, uniqueOriginalBytes: objects.3,
-                thumbnails: thumbnails.0, thumbnailBytes: thumbnails.1, buckets: buckets)
+                thumbnails: thumbnails.0, thumbnailBytes: thumbnails.1, buckets: buckets, objectsOfDeletedUsers: objects.4)
         }
     }
 

@@ -191,10 +191,14 @@ extension PostgresCatalog {
     ]
 
     /// Users who sign in with ID tokens: the provider and time of their last sign-in, and
-    /// when their tokens were last revoked (ID tokens issued before are refused).
+    /// when their tokens were last revoked (ID tokens issued before are refused); the
+    /// admin role.
     ///
     /// Shipped: never change this.
     static let schemaV3 = [
-        "ALTER TABLE users ADD COLUMN provider text, ADD COLUMN last_sign_in_at timestamptz, ADD COLUMN revoked_at timestamptz",
+        """
+        ALTER TABLE users ADD COLUMN provider text, ADD COLUMN last_sign_in_at timestamptz, ADD COLUMN revoked_at timestamptz,
+            ADD COLUMN is_admin boolean NOT NULL DEFAULT false
+        """,
     ]
 }

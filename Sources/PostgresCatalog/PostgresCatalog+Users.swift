@@ -47,16 +47,37 @@ extension PostgresCatalog {
         }
     }
 
-    /// All users, by uid (byte order), with their live token counts and claims.
-    public func users() async throws -> [User] {
+    /// Users by uid (byte order), after `uid` and at most `limit` when given, with their
+    /// live token counts and claims.
+    public func users(after uid: String?, limit: Int?) async throws -> [User] {
         try await read { connection in
+            let rows = try await connection.query("""
+                SELECT \(unescaped: Self.userColumns) FROM users WHERE \(uid)::text IS NULL OR uid > \(uid) ORDER BY uid LIMIT \(limit)
+                """, logger: self.logger).collect()
+            let uids = try rows.map { try $0.decode(String.self) }
             var claims: [String: [String: String]] = [:]
-            for row in try await connection.query("SELECT uid, key, value FROM claims", logger: self.logger).collect() {
+            for row in try await connection.query(
+                "SELECT uid, key, value FROM claims WHERE uid = ANY(\(uids))", logger: self.logger
+            ).collect() {
                 let (uid, key, value) = try row.decode((String, String, String).self)
                 claims[uid, default: [:]][key] = value
             }
-            return try await connection.query("SELECT \(unescaped: Self.userColumns) FROM users ORDER BY uid", logger: self.logger)
-                .collect().map { row in try Self.user(row) { claims[$0] ?? [:] } }
+            return try rows.map { row in try Self.user(row) { claims[$0] ?? [:] } }
+        }
+    }
+
+    /// Grants or withdraws the admin role of `uid`; `nil` when there is no such user.
+    public func setAdmin(of uid: String, _ isAdmin: Bool) async throws -> User? {
+        try await write { connection in
+            try await connection.query("UPDATE users SET is_admin = \(isAdmin) WHERE uid = \(uid)", logger: self.logger)
+            return try await Self.user(uid, connection, logger: self.logger)
+        }
+    }
+
+    /// Deletes `uid`, its tokens and claims (cascade); its objects and spots stay.
+    public func deleteUser(_ uid: String) async throws -> Bool {
+        try await write { connection in
+            try await !connection.query("DELETE FROM users WHERE uid = \(uid) RETURNING uid", logger: self.logger).collect().isEmpty
         }
     }
 
@@ -112,14 +133,15 @@ extension PostgresCatalog {
     }
 
     /// The columns of `users` that `user(_:claims:)` decodes, with the token count.
-    static let userColumns = "uid, created_at, provider, last_sign_in_at, revoked_at, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid)"
+    static let userColumns = "uid, created_at, provider, last_sign_in_at, revoked_at, is_admin, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid)"
 
     /// A row of `userColumns`, with the claims `claims` gives for its uid.
     static func user(_ row: PostgresRow, claims: (String) -> [String: String]) throws -> User {
-        let (uid, createdAt, provider, lastSignInAt, revokedAt, tokenCount) = try row.decode((String, Date, String?, Date?, Date?, Int).self)
+        let (uid, createdAt, provider, lastSignInAt, revokedAt, isAdmin, tokenCount) =
+            try row.decode((String, Date, String?, Date?, Date?, Bool, Int).self)
         return User(
             uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims(uid), provider: provider,
-            lastSignInAt: lastSignInAt, revokedAt: revokedAt)
+            lastSignInAt: lastSignInAt, revokedAt: revokedAt, isAdmin: isAdmin)
     }
 
     /// User `uid` with its token count and claims, or `nil`.

@@ -23,8 +23,15 @@ public protocol Catalog: Sendable {
     /// Tells this process when any process has committed, so that what it keeps is dropped.
     var changes: any CatalogChangeFeed { get }
 
-    /// All users, by uid.
-    func users() async throws -> [User]
+    /// Users by uid (byte order): those after `uid` when given, at most `limit` when given.
+    func users(after uid: String?, limit: Int?) async throws -> [User]
+
+    /// Grants or withdraws the admin role of `uid`; `nil` when there is no such user.
+    func setAdmin(of uid: String, _ isAdmin: Bool) async throws -> User?
+
+    /// Deletes `uid` with its tokens and claims; its objects and spots stay. Returns `false`
+    /// when there is no such user.
+    func deleteUser(_ uid: String) async throws -> Bool
 
     /// Deletes every token of `uid` and records the time, so that ID tokens issued before it
     /// are refused; its objects stay. Returns `false` when there is no such user.
@@ -213,4 +220,9 @@ public protocol CatalogChangeFeed: Sendable {
     /// How long after another process's commit `stamp()` may still give the old number:
     /// zero for SQLite (the WAL index is shared memory).
     var stalenessBound: Duration { get }
+}
+
+extension Catalog {
+    /// All users, by uid.
+    public func users() async throws -> [User] { try await users(after: nil, limit: nil) }
 }

@@ -118,8 +118,13 @@ public struct CatalogStatistics: Sendable, Equatable, Codable {
     public var thumbnailBytes: Int64
     /// By bucket name.
     public var buckets: [Bucket]
+    /// Objects whose owner's user was deleted (they stay, as does their spot's ownership).
+    public var objectsOfDeletedUsers: Int
 
-    public init(objects: Int, logicalBytes: Int64, uniqueOriginals: Int, uniqueOriginalBytes: Int64, thumbnails: Int, thumbnailBytes: Int64, buckets: [Bucket]) {
+    public init(
+        objects: Int, logicalBytes: Int64, uniqueOriginals: Int, uniqueOriginalBytes: Int64, thumbnails: Int, thumbnailBytes: Int64,
+        buckets: [Bucket], objectsOfDeletedUsers: Int = 0
+    ) {
         self.objects = objects
         self.logicalBytes = logicalBytes
         self.uniqueOriginals = uniqueOriginals
@@ -127,5 +132,6 @@ public struct CatalogStatistics: Sendable, Equatable, Codable {
         self.thumbnails = thumbnails
         self.thumbnailBytes = thumbnailBytes
         self.buckets = buckets
+        self.objectsOfDeletedUsers = objectsOfDeletedUsers
     }
 }

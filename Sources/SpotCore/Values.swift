@@ -87,13 +87,15 @@ public struct User: Sendable, Equatable {
     public var lastSignInAt: Date?
     /// When `revoke` last ran: ID tokens issued before it are refused.
     public var revokedAt: Date?
-    /// The claims of the ID token this request signed in with; empty for SpotStore's own
-    /// tokens and as the catalog returns users.
-    public var tokenClaims: [String: ClaimValue]
+    /// Whether the user may call the admin API (granted only from the command line).
+    public var isAdmin: Bool
+    /// The ID token this request signed in with, its claims and expiry; `nil` for
+    /// SpotStore's own tokens and as the catalog returns users.
+    public var idToken: VerifiedIdentity?
 
     public init(
         uid: String, createdAt: Date, tokenCount: Int, claims: [String: String] = [:], provider: String? = nil,
-        lastSignInAt: Date? = nil, revokedAt: Date? = nil, tokenClaims: [String: ClaimValue] = [:]
+        lastSignInAt: Date? = nil, revokedAt: Date? = nil, isAdmin: Bool = false, idToken: VerifiedIdentity? = nil
     ) {
         self.uid = uid
         self.createdAt = createdAt
@@ -102,7 +104,8 @@ public struct User: Sendable, Equatable {
         self.provider = provider
         self.lastSignInAt = lastSignInAt
         self.revokedAt = revokedAt
-        self.tokenClaims = tokenClaims
+        self.isAdmin = isAdmin
+        self.idToken = idToken
     }
 
     /// Claim keys are 1–64 ASCII letters, digits and `_`, not starting with a digit

@@ -15,8 +15,9 @@ import Synchronization
 /// nothing it depends on may have changed: the catalog change feed's stamp (any commit, by
 /// any process: a revoked token, a deleted or damaged object, a changed claim; within the
 /// feed's staleness bound) and the rules' revision (a reload) are read before every kept
-/// answer, and any change drops them all. Rules that read `request.time` have no revision,
-/// and then nothing is kept; nor is anything without rules to ask.
+/// answer, and any change drops them all; an answer to an ID token is not given after the
+/// token expires. Rules that read `request.time` have no revision, and then nothing is
+/// kept; nor is anything without rules to ask.
 final class KeptThumbnails: Sendable {
     /// A request, as far as its thumbnail answer depends on it.
     struct Key: Hashable, Sendable {
@@ -32,6 +33,9 @@ final class KeptThumbnails: Sendable {
         var body: ByteBuffer
         /// The route that made it, for the log and metrics.
         var route: String
+        /// When the request's ID token expires (`nil` for SpotStore's own tokens): the
+        /// answer is not given again after that.
+        var validUntil: Date?
     }
 
     /// What kept answers were worked out under.
@@ -68,10 +72,12 @@ final class KeptThumbnails: Sendable {
     /// The answer kept for `key`, if it is still right.
     func answer(to key: Key) -> Answer? {
         guard let stamp = stamp() else { return nil }
-        return state.withLock { state in
+        let answer = state.withLock { state in
             if state.stamp != stamp { state = State(stamp: stamp) }
             return state.answers[key]
         }
+        guard let answer, answer.validUntil.map({ $0 > Date() }) ?? true else { return nil }
+        return answer
     }
 
     /// Keeps `answer` for `key`; `stamp` is what `stamp()` gave before the answer was worked

@@ -108,7 +108,7 @@ package struct ObjectRoutes: ServiceRoutes {
             let body = ByteBuffer(bytes: bytes)
             if let kept, let authorization = request.headers[.authorization], let target = request.head.path {
                 kept.keep(
-                    .init(headers: headers, body: body, route: context.endpointPath ?? "unmatched"),
+                    .init(headers: headers, body: body, route: context.endpointPath ?? "unmatched", validUntil: user?.idToken?.expiresAt),
                     for: .init(authorization: authorization, target: target), stampedBefore: stamp)
             }
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))

@@ -52,6 +52,14 @@ public enum SpotServer {
         router.get("/v0/b/:bucket/spots", use: spots.find)
         router.get("/v0/b/:bucket/spots/:spot", use: spots.get)
         router.patch("/v0/b/:bucket/spots/:spot", use: spots.update)
+        let admin = AdminRoutes(service: service, limiter: limiter, addressing: configuration.addressing)
+        router.post("/v0/admin/users", use: admin.create)
+        router.get("/v0/admin/users", use: admin.list)
+        router.get("/v0/admin/users/:uid", use: admin.get)
+        router.delete("/v0/admin/users/:uid", use: admin.delete)
+        router.patch("/v0/admin/users/:uid/claims", use: admin.updateClaims)
+        router.post("/v0/admin/users/:uid/tokens", use: admin.issueToken)
+        router.delete("/v0/admin/users/:uid/tokens", use: admin.revokeTokens)
         return router
     }
 

@@ -72,6 +72,8 @@ public struct StoreStatistics: Sendable, Codable, Equatable {
     public var thumbnails: Int
     public var thumbnailBytes: Int64
     public var buckets: [CatalogStatistics.Bucket]
+    /// Objects whose owner's user was deleted.
+    public var objectsOfDeletedUsers: Int
 }
 
 extension StorageService {
@@ -322,7 +324,8 @@ extension StorageService {
             objects: catalog.objects, blobs: count, bytesStored: bytes,
             logicalBytes: catalog.logicalBytes, uniqueOriginals: catalog.uniqueOriginals, uniqueOriginalBytes: catalog.uniqueOriginalBytes,
             dedupSavings: catalog.logicalBytes - catalog.uniqueOriginalBytes,
-            thumbnails: catalog.thumbnails, thumbnailBytes: catalog.thumbnailBytes, buckets: catalog.buckets)
+            thumbnails: catalog.thumbnails, thumbnailBytes: catalog.thumbnailBytes, buckets: catalog.buckets,
+            objectsOfDeletedUsers: catalog.objectsOfDeletedUsers)
     }
 
     /// The 500 of a read of blob `digest` (of `what`) marked damaged for `reason`.

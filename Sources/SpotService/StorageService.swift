@@ -46,85 +46,9 @@ public struct StorageService: Sendable {
         try FileManager.default.removeContents(ofDirectory: configuration.temporaryDirectory)
     }
 
-    // MARK: Users
-
-    /// The user holding `token` (one of SpotStore's own, or an ID token when `identities`
-    /// is set), or `nil` (anonymous) when there is no token: the rules decide what
-    /// anonymous requests may do.
-    /// - Throws: `SpotError(.unauthenticated)` when a token is given and not live.
-    public func authenticate(token: String?) async throws -> User? {
-        guard let token else { return nil }
-        if looksLikeJWT(token) {
-            guard let identities else {
-                throw SpotError(.unauthenticated, "this server accepts no ID tokens (start it with --firebase-project or --auth-issuer); send a SpotStore token")
-            }
-            return try await signIn(try await identities.verify(token))
-        }
-        guard !token.isEmpty, let user = try await catalog.user(tokenDigest: Tokens.digest(of: token)) else {
-            throw SpotError(.unauthenticated, "the token is not valid (it may have been revoked)")
-        }
-        return user
-    }
-
-    /// How often a user's last sign-in with an ID token is written down.
-    static let signInRecordInterval: TimeInterval = 3600
-
-    /// The user of a verified ID token, with its claims: recorded on first sight (and its
-    /// last sign-in at most once an hour).
-    /// - Throws: `.unauthenticated` when the user's tokens were revoked after it was issued.
-    func signIn(_ identity: VerifiedIdentity) async throws -> User {
-        let now = configuration.now()
-        var user = try await catalog.user(uid: identity.uid)
-        if user?.provider != identity.provider || user?.lastSignInAt.map({ now.timeIntervalSince($0) >= Self.signInRecordInterval }) != false {
-            user = try await catalog.recordSignIn(uid: identity.uid, provider: identity.provider, at: now)
-        }
-        guard var user else { throw SpotError(.internal, "user '\(identity.uid)' was not recorded") }
-        // `iat` has whole seconds: a token issued in the second of the revocation passes.
-        if let revokedAt = user.revokedAt, identity.issuedAt < Date(timeIntervalSince1970: revokedAt.timeIntervalSince1970.rounded(.down)) {
-            throw SpotError(.unauthenticated, "the ID token was issued before \(user.uid)'s tokens were revoked (\(revokedAt.formatted(.iso8601))); sign in again")
-        }
-        user.tokenClaims = identity.claims
-        return user
-    }
-
-    /// Creates `uid` with `claims` and returns it with its first token, which is not stored anywhere.
-    public func addUser(_ uid: String, claims: [String: String] = [:]) async throws -> (user: User, token: String) {
-        try User.validate(uid: uid)
-        for (key, value) in claims { try User.validate(claim: key, value: value) }
-        let token = Tokens.generate()
-        var user = try await catalog.addUser(uid, tokenDigest: Tokens.digest(of: token))
-        if !claims.isEmpty { user = try await updateClaims(of: uid, claims) }
-        return (user, token)
-    }
-
-    /// Sets claims of `uid` (a `nil` value removes one); the rules see them at once.
-    public func updateClaims(of uid: String, _ changes: [String: String?]) async throws -> User {
-        for (key, value) in changes { try User.validate(claim: key, value: value) }
-        guard let user = try await catalog.updateClaims(of: uid, changes) else {
-            throw SpotError(.notFound, "there is no user '\(uid)'")
-        }
-        return user
-    }
-
-    /// A new token for an existing user.
-    public func issueToken(for uid: String) async throws -> String {
-        let token = Tokens.generate()
-        guard try await catalog.addToken(for: uid, tokenDigest: Tokens.digest(of: token)) else {
-            throw SpotError(.notFound, "there is no user '\(uid)'")
-        }
-        return token
-    }
-
-    /// Makes every token of `uid` stop working at once; its objects stay.
-    public func revokeTokens(of uid: String) async throws {
-        guard try await catalog.revokeTokens(of: uid) else { throw SpotError(.notFound, "there is no user '\(uid)'") }
-    }
-
-    public func users() async throws -> [User] { try await catalog.users() }
-
     // MARK: Internals
 
-    static func auth(_ user: User) -> Auth { Auth(uid: user.uid, claims: user.claims, tokenClaims: user.tokenClaims) }
+    static func auth(_ user: User) -> Auth { Auth(uid: user.uid, claims: user.claims, tokenClaims: user.idToken?.claims ?? [:]) }
 
     /// The object at `path` and its spot, once the policy allows `operation` on it.
     /// - Throws: the policy's refusal, or `.notFound` (only once the request is allowed,

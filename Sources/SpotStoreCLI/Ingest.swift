@@ -91,7 +91,7 @@ extension SpotStoreCommand {
             guard let store else { return try await ingest(into: RemoteDestination(api: try client.client(), bucket: bucket)) }
             let layout = StoreLayout(root: store, backends: backendOptions.backends)
             try await layout.withService(serving: true, policy: try layout.loadRules(from: rules)) { service in
-                guard let user = try await service.users().first(where: { $0.uid == uid }) else {
+                guard let uid, let user = try await service.catalog.user(uid: uid) else {
                     throw SpotError(.notFound, "there is no user '\(uid ?? "")' in \(store) (create one with `spotstore users add`)")
                 }
                 try await ingest(into: ServiceDestination(service: service, user: user, bucket: bucket))

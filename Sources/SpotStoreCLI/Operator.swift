@@ -134,6 +134,7 @@ extension SpotStoreCommand {
                 ("unique originals", "\(stats.uniqueOriginals) (\(describeBytes(stats.uniqueOriginalBytes)))"),
                 ("dedup savings", describeBytes(stats.dedupSavings)),
                 ("thumbnails", "\(stats.thumbnails) (\(describeBytes(stats.thumbnailBytes)))"),
+                ("objects of deleted users", "\(stats.objectsOfDeletedUsers)"),
             ]
             let width = rows.map(\.0.count).max() ?? 0
             for (label, value) in rows { print(label.padding(toLength: width + 2, withPad: " ", startingAt: 0) + value) }

@@ -128,7 +128,8 @@ extension SpotStoreCommand.Rules {
             guard !layout.hasEmbeddedCatalog || FileManager.default.fileExists(atPath: layout.catalogPath) else { return ([:], nil, nil) }
             return try await layout.withService { service in
                 let catalog = service.catalog
-                let claims = try await catalog.users().first { $0.uid == uid }?.claims ?? [:]
+                var claims: [String: String] = [:]
+                if let uid { claims = try await catalog.user(uid: uid)?.claims ?? [:] }
                 guard let path = try? ObjectPath(bucket: bucket, name: name) else { return (claims, nil, nil) }
                 var spot: SpotState?
                 if let spotID = path.topFolder { spot = try await catalog.spot(bucket: bucket, id: spotID) }

@@ -6,7 +6,7 @@ extension SpotStoreCommand {
     struct Users: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Manage users and their API tokens (on the local store).",
-            subcommands: [Add.self, ListUsers.self, Claims.self, Token.self, Revoke.self])
+            subcommands: [Add.self, ListUsers.self, Claims.self, Token.self, Revoke.self, Admin.self, Delete.self])
     }
 }
 
@@ -24,11 +24,17 @@ extension SpotStoreCommand.Users {
         @Option(help: ArgumentHelp("A claim the rules read as request.auth.token.KEY, like admin=true; repeat for several.", valueName: "key=value"))
         var claim: [String] = []
 
+        @Flag(help: "Give the user the admin role: its tokens may call the admin API (/v0/admin/users).")
+        var admin = false
+
         func validate() throws { _ = try parseClaims(claim) }
 
         func run() async throws {
-            let (user, token) = try await storeOptions.layout.withService { try await $0.addUser(uid, claims: try parseClaims(claim)) }
-            print("created user \(user.uid); its token (shown once):")
+            let (user, token) = try await storeOptions.layout.withService { service in
+                let (user, token) = try await service.addUser(uid, claims: try parseClaims(claim))
+                return (admin ? try await service.setAdmin(of: uid, true) : user, token)
+            }
+            print("created \(user.isAdmin ? "admin " : "")user \(user.uid); its token (shown once):")
             print(token)
         }
     }
@@ -46,6 +52,7 @@ extension SpotStoreCommand.Users {
                 if let provider = user.provider { fields.append("provider \(provider)") }
                 if let lastSignInAt = user.lastSignInAt { fields.append("signed in \(lastSignInAt.formatted(.iso8601))") }
                 if let revokedAt = user.revokedAt { fields.append("revoked \(revokedAt.formatted(.iso8601))") }
+                if user.isAdmin { fields.append("admin") }
                 if !user.claims.isEmpty { fields.append(Claims.describe(user.claims)) }
                 print(fields.joined(separator: "\t"))
             }
@@ -111,6 +118,40 @@ extension SpotStoreCommand.Users {
         func run() async throws {
             try await storeOptions.layout.withService { try await $0.revokeTokens(of: uid) }
             print("revoked every token of \(uid)")
+        }
+    }
+
+    struct Admin: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Grant (or with --off withdraw) a user's admin role: the right to call the admin API.",
+            discussion: "The role is granted only here, never through the API. Takes effect at the user's next request.")
+
+        @OptionGroup var storeOptions: StoreOptions
+
+        @Argument(help: "The user's id.")
+        var uid: String
+
+        @Flag(help: "Withdraw the role instead.")
+        var off = false
+
+        func run() async throws {
+            let user = try await storeOptions.layout.withService { try await $0.setAdmin(of: uid, !off) }
+            print("\(user.uid) \(user.isAdmin ? "holds" : "no longer holds") the admin role")
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a user with its tokens and claims; its objects and spots stay (`spotstore stats` counts them).")
+
+        @OptionGroup var storeOptions: StoreOptions
+
+        @Argument(help: "The user's id.")
+        var uid: String
+
+        func run() async throws {
+            try await storeOptions.layout.withService { try await $0.deleteUser(uid) }
+            print("deleted user \(uid); its objects stay")
         }
     }
 }

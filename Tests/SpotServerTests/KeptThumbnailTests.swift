@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import IdentityTokens
 import Logging
 import SpotCore
 import SpotService
@@ -99,6 +100,33 @@ import TestSupport
             _ = try await store.service.delete(try ObjectPath(bucket: "spots", name: "fort-point/gate.jpg"), by: alice)
             #expect(try await getThumbnail(client, token: newToken).0 == .notFound)
             #expect(try await keptAnswers(client) == 2)
+        }
+    }
+
+    /// An answer to an ID token is given again only until the token expires: one past its
+    /// `exp` (still accepted within the 60 s of skew) always goes to the router.
+    @Test func answersToAnIDTokenAreNotGivenAfterItExpires() async throws {
+        let (store, _, _) = try await storeWithPhoto()
+        let issuer = try TestIssuer()
+        try await issuer.serve { url in
+            var service = store.service
+            service.identities = try IDTokenVerifier(
+                providers: [IdentityProvider(name: "keycloak", issuer: issuer.issuer, audience: issuer.audience, keys: url)],
+                logger: Logger(label: "test"))
+            var lapsed = issuer.claims("alice")
+            lapsed["exp"] = .int(Int64(Date().timeIntervalSince1970) - 30)
+            let fresh = try await issuer.token(issuer.claims("alice"))
+            let expired = try await issuer.token(lapsed)
+            try await app(service, rules: store.rules).test(.live) { client in
+                var statuses: [HTTPResponse.Status] = []
+                for _ in 0..<3 { statuses.append(try await getThumbnail(client, token: expired).0) }
+                let keptForExpired = try await keptAnswers(client)
+                for _ in 0..<3 { statuses.append(try await getThumbnail(client, token: fresh).0) }
+                let keptForFresh = try await keptAnswers(client)
+                #expect(statuses.allSatisfy { $0 == .ok }, "\(statuses)")
+                #expect(keptForExpired == 0, "past its exp, every request goes to the router")
+                #expect(keptForFresh == 2)
+            }
         }
     }
 

@@ -1,0 +1,104 @@
+import Foundation
+import Hummingbird
+import Logging
+import SpotAPI
+import SpotCore
+import SpotService
+
+/// The admin API for app backends, `/v0/admin/users…`: every route needs a token of a user
+/// holding the admin role (401 without a token, 403 without the role), and every action is
+/// logged with the acting uid.
+struct AdminRoutes: ServiceRoutes {
+    let service: StorageService
+    let limiter: FailedAuthenticationLimiter
+    let addressing: ClientAddressing
+
+    /// Users listed per page at most.
+    static let maxPageSize = 1000
+
+    /// `POST /v0/admin/users` with `{"uid", "claims"}`: 201 `{user, token}`, the token shown once.
+    @Sendable func create(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let admin = try await self.admin(request, context)
+        let body = try await decodeBody(NewUserBody.self, of: request, upTo: 64 * 1024, example: #"{"uid": "alice", "claims": {"team": "blue"}}"#)
+        let (user, token) = try await service.addUser(body.uid, claims: body.claims ?? [:])
+        log(admin, "create user", user.uid, context)
+        var response = try json(CreatedUserResource(user: UserResource(user), token: token))
+        response.status = .created
+        return response
+    }
+
+    /// `GET /v0/admin/users?pageToken=&maxResults=`: `{users, nextPageToken}` by uid.
+    @Sendable func list(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        _ = try await admin(request, context)
+        let parameters = request.uri.queryParameters
+        var limit = Self.maxPageSize
+        if let text = parameters.get("maxResults") {
+            guard let value = Int(text), (1...Self.maxPageSize).contains(value) else {
+                throw SpotError(.badRequest, "maxResults must be a number from 1 to \(Self.maxPageSize)")
+            }
+            limit = value
+        }
+        let users = try await service.users(after: parameters.get("pageToken"), limit: limit + 1)
+        let page = users.prefix(limit)
+        return try json(UserPageResource(users: page.map(UserResource.init), nextPageToken: users.count > limit ? page.last?.uid : nil))
+    }
+
+    /// `GET /v0/admin/users/{uid}`.
+    @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        _ = try await admin(request, context)
+        return try json(UserResource(try await service.user(try uid(context))))
+    }
+
+    /// `PATCH /v0/admin/users/{uid}/claims` with `{"claims": {"key": "value" or null}}`: the user.
+    @Sendable func updateClaims(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let admin = try await self.admin(request, context)
+        let uid = try uid(context)
+        let body = try await decodeBody(ClaimChangesBody.self, of: request, upTo: 64 * 1024, example: #"{"claims": {"team": "blue", "old": null}}"#)
+        let user = try await service.updateClaims(of: uid, body.claims)
+        log(admin, "update claims", uid, context, ["claims": "\(body.claims.keys.sorted().joined(separator: ","))"])
+        return try json(UserResource(user))
+    }
+
+    /// `POST /v0/admin/users/{uid}/tokens`: `{uid, token}`, the new token shown once.
+    @Sendable func issueToken(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let admin = try await self.admin(request, context)
+        let uid = try uid(context)
+        let token = try await service.issueToken(for: uid)
+        log(admin, "issue token", uid, context)
+        return try json(IssuedTokenResource(uid: uid, token: token))
+    }
+
+    /// `DELETE /v0/admin/users/{uid}/tokens`: 204; every token of the user (and ID tokens
+    /// issued before now) stops working on every server.
+    @Sendable func revokeTokens(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let admin = try await self.admin(request, context)
+        let uid = try uid(context)
+        try await service.revokeTokens(of: uid)
+        log(admin, "revoke tokens", uid, context)
+        return Response(status: .noContent)
+    }
+
+    /// `DELETE /v0/admin/users/{uid}`: 204; the user's objects stay.
+    @Sendable func delete(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let admin = try await self.admin(request, context)
+        let uid = try uid(context)
+        try await service.deleteUser(uid)
+        log(admin, "delete user", uid, context)
+        return Response(status: .noContent)
+    }
+
+    private func admin(_ request: Request, _ context: SpotRequestContext) async throws -> User {
+        try StorageService.admin(try await authenticate(request, context))
+    }
+
+    private func uid(_ context: SpotRequestContext) throws -> String {
+        guard let uid = context.parameters.get("uid").flatMap({ PercentDecoding.decode($0[...]) }), !uid.isEmpty else {
+            throw SpotError(.badRequest, "the uid in the URL is not valid percent-encoded UTF-8")
+        }
+        return uid
+    }
+
+    private func log(_ admin: User, _ action: String, _ uid: String, _ context: SpotRequestContext, _ extra: Logger.Metadata = [:]) {
+        context.logger.notice("admin action", metadata: ["by": "\(admin.uid)", "action": "\(action)", "uid": "\(uid)"].merging(extra) { $1 })
+    }
+}
