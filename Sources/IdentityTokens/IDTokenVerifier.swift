@@ -118,9 +118,9 @@ public final class IDTokenVerifier: IdentityVerifier {
         guard issuedAt.addingTimeInterval(-leeway) <= time else {
             throw refusal("it was issued in the future (\(issuedAt.formatted(.iso8601)))")
         }
-        guard let uid = claims["sub"]?.string, (1...128).contains(uid.utf8.count) else {
-            throw refusal("its subject (sub) must be 1 to 128 bytes")
-        }
+        guard let uid = claims["sub"]?.string, (1...128).contains(uid.utf8.count),
+              uid.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control })
+        else { throw refusal("its subject (sub) must be 1 to 128 bytes without control characters") }
         return VerifiedIdentity(uid: uid, provider: provider.name, issuedAt: issuedAt, expiresAt: expiry, claims: claims)
     }
 

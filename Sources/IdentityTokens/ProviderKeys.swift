@@ -32,6 +32,8 @@ actor ProviderKeys {
     private var expiresAt = Date.distantPast
     private var lastAttempt: Date?
     private var lastFailure: String?
+    /// The fetch under way: callers arriving meanwhile wait for it instead of fetching too.
+    private var refreshing: Task<Void, Never>?
 
     init(provider: IdentityProvider, logger: Logger, now: @escaping @Sendable () -> Date) {
         self.provider = provider
@@ -48,7 +50,14 @@ actor ProviderKeys {
         let stale = time >= expiresAt
         let mayRefetch = lastAttempt.map { time.timeIntervalSince($0) >= Self.refetchInterval } ?? true
         if stale || (keys[kid] == nil && mayRefetch) {
-            await refresh(at: time)
+            if let refreshing {
+                await refreshing.value
+            } else {
+                let task = Task { await self.refresh(at: time) }
+                refreshing = task
+                await task.value
+                refreshing = nil
+            }
         }
         if keys.isEmpty, let lastFailure {
             throw SpotError(.unavailable, "the signing keys of \(provider.name) cannot be had (\(lastFailure)); try again later")

@@ -141,4 +141,30 @@ import Testing
             #expect(try await catalog.users().first == revoked)
         }
     }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func usersArePagedTheAdminRoleIsSetAndUsersAreDeleted(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            for (seed, uid) in ["dora", "ann", "cleo", "bea"].enumerated() {
+                _ = try await catalog.addUser(uid, tokenDigest: digest(seed + 1))
+            }
+            _ = try await catalog.updateClaims(of: "cleo", ["team": "red"])
+            #expect(try await catalog.users(after: nil, limit: 2).map(\.uid) == ["ann", "bea"])
+            let next = try await catalog.users(after: "bea", limit: 2)
+            #expect(next.map(\.uid) == ["cleo", "dora"] && next[0].claims == ["team": "red"])
+            #expect(try await catalog.users(after: "dora", limit: 2).isEmpty)
+
+            #expect(try await catalog.setAdmin(of: "ann", true)?.isAdmin == true)
+            #expect(try await catalog.user(tokenDigest: digest(2))?.isAdmin == true)
+            #expect(try await catalog.setAdmin(of: "ann", false)?.isAdmin == false)
+            #expect(try await catalog.setAdmin(of: "nobody", true) == nil)
+
+            _ = try await catalog.commit(upload("dora/1.jpg", by: "dora", seed: 9), admission: SpotAdmission())
+            #expect(try await catalog.deleteUser("dora"))
+            #expect(try await !catalog.deleteUser("dora"))
+            #expect(try await catalog.user(tokenDigest: digest(1)) == nil, "its tokens went with it")
+            #expect(try await catalog.object(at: path("dora/1.jpg"))?.owner == "dora", "its objects stay")
+            #expect(try await catalog.statistics().objectsOfDeletedUsers == 1)
+        }
+    }
 }

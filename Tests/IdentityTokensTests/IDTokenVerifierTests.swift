@@ -43,6 +43,15 @@ import TestSupport
             #expect(identity.claims["firebase"] == .map(["sign_in_provider": .string("password")]))
             #expect(try await verifier.verify(try await issuer.token(claims, kid: "ec-1")).uid == "alice")
             #expect(issuer.fetches == 1, "the keys are fetched once")
+            // Stale keys, many requests at once: one fetch.
+            clock.advance(by: 301)
+            let tokens = try await (0..<8).asyncMap { try await issuer.token(issuer.claims("user-\($0)", issuedAt: clock.now), kid: "ec-1") }
+            let uids = try await withThrowingTaskGroup(of: String.self) { group in
+                for token in tokens { group.addTask { try await verifier.verify(token).uid } }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(uids.count == 8)
+            #expect(issuer.fetches == 2, "requests arriving while the keys are fetched wait for that fetch")
         }
     }
 
@@ -71,6 +80,7 @@ import TestSupport
             try await refusal(verifier, try await issuer.token(with("aud", .string("another-app"))), "audience (aud) is not spotstore-app")
             try await refusal(verifier, try await issuer.token(with("sub", nil)), "subject (sub)")
             try await refusal(verifier, try await issuer.token(with("sub", .string(String(repeating: "x", count: 129)))), "subject (sub)")
+            try await refusal(verifier, try await issuer.token(with("sub", .string("bob\nadmin"))), "without control characters")
             try await refusal(verifier, try await issuer.token(with("exp", nil)), "no expiry")
             for malformed in ["a.b.c", "only-one-part", "x.y", "!!.??.--"] {
                 try await refusal(verifier, malformed, "malformed")
@@ -150,5 +160,13 @@ import TestSupport
         try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/bad.json"))
         #expect(throws: SpotError.self) { try IdentityProvider.providers(configFile: folder + "/bad.json") }
         #expect(throws: SpotError.self) { try IdentityProvider.validate([providers[0], providers[0]]) }
+    }
+}
+
+extension Sequence {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
     }
 }
