@@ -61,7 +61,9 @@ extension SQLiteCatalog {
             if let limit { request = request.order(Column("uid")).limit(limit) }
             let summaries = try UserRecord.summaries(request).fetchAll(db)
             var claims: [String: [String: String]] = [:]
-            for claim in try ClaimRecord.filter(summaries.map(\.uid).contains(Column("uid"))).fetchAll(db) {
+            // All claims for a whole listing: one bound variable per uid would pass SQLite's limit.
+            let claimRecords = limit == nil ? ClaimRecord.all() : ClaimRecord.filter(summaries.map(\.uid).contains(Column("uid")))
+            for claim in try claimRecords.fetchAll(db) {
                 claims[claim.uid, default: [:]][claim.key] = claim.value
             }
             return summaries.map { $0.user(claims: claims[$0.uid] ?? [:]) }

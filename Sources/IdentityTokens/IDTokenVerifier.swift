@@ -45,7 +45,8 @@ public final class IDTokenVerifier: IdentityVerifier {
         let identity = try await verifyAnew(token, at: time)
         verified.withLock { kept in
             if kept.count >= Self.keptLimit { kept = kept.filter { $0.value.expiresAt.addingTimeInterval(Self.leeway) > time } }
-            if kept.count < Self.keptLimit { kept[digest] = identity }
+            if kept.count >= Self.keptLimit { kept.remove(at: kept.startIndex) }  // all live: make room for one
+            kept[digest] = identity
         }
         return identity
     }
@@ -74,7 +75,7 @@ public final class IDTokenVerifier: IdentityVerifier {
     /// declared algorithm (algorithm confusion), then has jwt-kit check the signature.
     private func checkSignature(_ token: String, algorithm: String, kid: String?, keys: ProviderKeys) async throws {
         if algorithm.hasPrefix("HS") {
-            throw Self.refusal("it is signed with a shared secret (\(algorithm)); only public-key signatures (RS256, ES256…) are accepted")
+            throw Self.refusal("it is signed with a shared secret (\(Self.printable(algorithm))); only public-key signatures (RS256, ES256…) are accepted")
         }
         guard let family = Self.keyType(of: algorithm) else {
             throw Self.refusal("its algorithm \(Self.printable(algorithm)) is not accepted (RS256/384/512, PS256/384/512, ES256/384/512)")
@@ -83,8 +84,8 @@ public final class IDTokenVerifier: IdentityVerifier {
         guard let (collection, key) = try await keys.key(kid) else {
             throw Self.refusal("its key id \(Self.printable(kid)) is not among the signing keys of \(keys.provider.name)")
         }
-        guard key.type == family, key.algorithm == nil || key.algorithm == algorithm else {
-            throw Self.refusal("it claims \(algorithm) but key \(Self.printable(kid)) is a \(key.algorithm ?? key.type) key")
+        guard key.type == family, key.algorithm == algorithm else {
+            throw Self.refusal("it claims \(algorithm) but key \(Self.printable(kid)) is a \(key.algorithm) key")
         }
         do {
             _ = try await collection.verify(token, as: SignedClaims.self)
@@ -102,6 +103,10 @@ public final class IDTokenVerifier: IdentityVerifier {
         }
         guard audiences.contains(provider.audience) else {
             throw refusal("its audience (aud) is not \(provider.audience)")
+        }
+        // Several audiences: the token must have been issued to us (OpenID Connect's azp).
+        guard audiences.count == 1 || claims["azp"]?.string == provider.audience else {
+            throw refusal("it has several audiences and its authorized party (azp) is not \(provider.audience)")
         }
         guard let expiry = claims["exp"]?.seconds.map(Date.init(timeIntervalSince1970:)) else {
             throw refusal("it has no expiry (exp)")

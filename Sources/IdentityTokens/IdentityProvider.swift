@@ -64,13 +64,20 @@ public struct IdentityProvider: Sendable, Equatable, Codable {
     /// Refuses an empty list, empty fields and two providers with one issuer.
     public static func validate(_ providers: [IdentityProvider]) throws(SpotError) {
         guard !providers.isEmpty else { throw SpotError(.badRequest, "no identity provider is configured") }
-        var issuers = Set<String>()
+        var issuers = Set<String>(), names = Set<String>()
         for provider in providers {
             guard !provider.issuer.isEmpty, !provider.audience.isEmpty, !provider.keys.isEmpty, !provider.name.isEmpty else {
                 throw SpotError(.badRequest, "identity provider '\(provider.name)' needs a name, an issuer, an audience and keys")
             }
             guard issuers.insert(provider.issuer).inserted else {
                 throw SpotError(.badRequest, "two identity providers have the issuer \(provider.issuer)")
+            }
+            guard names.insert(provider.name).inserted else {
+                throw SpotError(.badRequest, "two identity providers are named \(provider.name)")
+            }
+            // Keys over plain HTTP could be swapped by anyone on the way, except on this machine.
+            if provider.keys.hasPrefix("http://"), !["127.0.0.1", "localhost", "::1"].contains(URL(string: provider.keys)?.host ?? "") {
+                throw SpotError(.badRequest, "the keys of \(provider.name) must come over https:// (or from a file), not \(provider.keys)")
             }
         }
     }

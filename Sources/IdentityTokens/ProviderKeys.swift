@@ -15,8 +15,8 @@ actor ProviderKeys {
     struct Key: Sendable {
         /// `RSA` or `EC`.
         var type: String
-        /// The algorithm the key declares (`alg`), if any.
-        var algorithm: String?
+        /// The algorithm the key declares (`alg`), or the one of its type and curve.
+        var algorithm: String
     }
 
     /// The least time between two fetches caused by unknown key ids.
@@ -98,8 +98,21 @@ actor ProviderKeys {
             throw SpotError(.unavailable, "\(provider.keys) answered \(response.status.code)")
         }
         let body = try await response.body.collect(upTo: 1 << 20)
-        let lifetime = response.headers.first(name: "Cache-Control").flatMap(Self.maxAge) ?? Self.defaultLifetime
+        // Kept at least a minute (max-age=0 would mean a fetch per request) and at most a day.
+        let lifetime = min(max(response.headers.first(name: "Cache-Control").flatMap(Self.maxAge) ?? Self.defaultLifetime, 60), 86400)
         return (Data(buffer: body), lifetime)
+    }
+
+    /// The algorithm of a JWK that declares none: RS256 for RSA, ES256/384/512 by curve
+    /// for EC; `nil` for other key types.
+    static func defaultAlgorithm(type: String, curve: String?) -> String? {
+        switch (type, curve) {
+        case ("RSA", _): "RS256"
+        case ("EC", "P-256"?): "ES256"
+        case ("EC", "P-384"?): "ES384"
+        case ("EC", "P-521"?): "ES512"
+        default: nil
+        }
     }
 
     /// `max-age` of a `Cache-Control` value, in seconds.
@@ -123,13 +136,16 @@ actor ProviderKeys {
         var keys: [String: Key] = [:]
         if let entries = object["keys"] as? [Any] {
             for entry in entries {
-                guard let fields = entry as? [String: Any], fields["use"] as? String != "enc",
-                      let type = fields["kty"] as? String, type == "RSA" || type == "EC",
-                      let kid = fields["kid"] as? String,
-                      let jwk = try? JSONDecoder().decode(JWK.self, from: JSONSerialization.data(withJSONObject: fields)),
+                guard var fields = entry as? [String: Any], fields["use"] as? String != "enc",
+                      let type = fields["kty"] as? String, let kid = fields["kid"] as? String,
+                      let algorithm = fields["alg"] as? String ?? defaultAlgorithm(type: type, curve: fields["crv"] as? String)
+                else { continue }
+                // A key always has its algorithm, so jwt-kit never takes one from a token's header.
+                fields["alg"] = algorithm
+                guard let jwk = try? JSONDecoder().decode(JWK.self, from: JSONSerialization.data(withJSONObject: fields)),
                       (try? await collection.add(jwk: jwk)) != nil
                 else { continue }
-                keys[kid] = Key(type: type, algorithm: fields["alg"] as? String)
+                keys[kid] = Key(type: type, algorithm: algorithm)
             }
         } else {
             for case let (kid, pem as String) in object {

@@ -21,16 +21,24 @@ extension StorageService {
         return user
     }
 
-    /// How often a user's last sign-in with an ID token is written down.
-    static let signInRecordInterval: TimeInterval = 3600
+    /// How often a user's last sign-in with an ID token is written down: every write is a
+    /// commit, and a commit drops what every server keeps (kept answers, catalog reads).
+    static let signInRecordInterval: TimeInterval = 86400
 
     /// The user of a verified ID token, with its claims: recorded on first sight (and its
-    /// last sign-in at most once an hour).
-    /// - Throws: `.unauthenticated` when the user's tokens were revoked after it was issued.
+    /// last sign-in at most once a day).
+    /// - Throws: `.unauthenticated` when the uid belongs to a user of SpotStore's own tokens
+    ///   or of another provider (one uid space: no provider may take over another's
+    ///   users), or when the user's tokens were revoked after the token was issued.
     func signIn(_ identity: VerifiedIdentity) async throws -> User {
         let now = configuration.now()
         var user = try await catalog.user(uid: identity.uid)
-        if user?.provider != identity.provider || user?.lastSignInAt.map({ now.timeIntervalSince($0) >= Self.signInRecordInterval }) != false {
+        if let existing = user, existing.provider != identity.provider {
+            throw SpotError(.unauthenticated, existing.provider.map {
+                "the ID token is refused: uid \(identity.uid) signs in through \($0), not \(identity.provider)"
+            } ?? "the ID token is refused: uid \(identity.uid) is a user of SpotStore's own tokens, not of \(identity.provider)")
+        }
+        if user?.lastSignInAt.map({ now.timeIntervalSince($0) >= Self.signInRecordInterval }) != false {
             user = try await catalog.recordSignIn(uid: identity.uid, provider: identity.provider, at: now)
         }
         guard var user else { throw SpotError(.internal, "user '\(identity.uid)' was not recorded") }

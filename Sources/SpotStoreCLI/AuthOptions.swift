@@ -39,15 +39,16 @@ struct AuthOptions: ParsableArguments {
         return providers
     }
 
-    func validate(host: String) throws {
+    /// - Parameter exposed: whether the server is reached through a proxy or a public URL.
+    func validate(host: String, exposed: Bool) throws {
         let issuerOptions = [authIssuer, authAudience, authKeys].compactMap { $0 }
         guard issuerOptions.isEmpty || issuerOptions.count == 3 else {
             throw ValidationError("--auth-issuer, --auth-audience and --auth-keys go together")
         }
         if firebaseKeys != nil && firebaseProject == nil { throw ValidationError("--firebase-keys goes with --firebase-project") }
         if authEmulator {
-            guard ["127.0.0.1", "::1", "localhost"].contains(host) else {
-                throw ValidationError("--auth-emulator accepts unsigned tokens: it is allowed only with a loopback --host (127.0.0.1, ::1 or localhost), not \(host)")
+            guard ["127.0.0.1", "::1", "localhost"].contains(host), !exposed else {
+                throw ValidationError("--auth-emulator accepts unsigned tokens: it is allowed only with a loopback --host (127.0.0.1, ::1 or localhost), not \(host), and without --trusted-proxy or --public-url")
             }
             guard firebaseProject != nil || authIssuer != nil || authConfig != nil else {
                 throw ValidationError("--auth-emulator needs the provider whose tokens the emulator issues: --firebase-project ID")

@@ -70,7 +70,7 @@ extension SpotStoreCommand {
             _ = try parseDuration(drainTimeout)
             guard try parseDuration(idleTimeout) > 0 else { throw ValidationError("--idle-timeout must be more than 0") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
-            try authOptions.validate(host: host)
+            try authOptions.validate(host: host, exposed: !trustedProxies.isEmpty || publicURL != nil)
         }
 
         func run() async throws {

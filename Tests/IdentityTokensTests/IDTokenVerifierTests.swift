@@ -72,7 +72,7 @@ import TestSupport
             try await stranger.addKey("other", rsa: true)
             try await refusal(verifier, try await stranger.token(good, kid: "other"), "key id 'other' is not among the signing keys")
             try await refusal(verifier, try TestIssuer.unsignedToken(good), "unsigned (alg none)")
-            try await refusal(verifier, try await issuer.hmacToken(good), "shared secret (HS256)")
+            try await refusal(verifier, try await issuer.hmacToken(good), "shared secret ('HS256')")
             try await refusal(verifier, try await issuer.token(with("exp", .int(Int64(now.timeIntervalSince1970) - 61))), "expired at")
             try await refusal(verifier, try await issuer.token(with("nbf", .int(Int64(now.timeIntervalSince1970) + 120))), "not valid before")
             try await refusal(verifier, try await issuer.token(with("iat", .int(Int64(now.timeIntervalSince1970) + 120))), "issued in the future")
@@ -88,7 +88,28 @@ import TestSupport
             // Within the 60 s of skew: accepted.
             let skewed = with("exp", .int(Int64(now.timeIntervalSince1970) - 30))
             #expect(try await verifier.verify(try await issuer.token(skewed)).uid == "bob")
-            #expect(try await verifier.verify(try await issuer.token(with("aud", .list([.string("x"), .string(issuer.audience)])))).uid == "bob")
+            var shared = with("aud", .list([.string("x"), .string(issuer.audience)]))
+            try await refusal(verifier, try await issuer.token(shared), "authorized party (azp)")
+            shared["azp"] = .string(issuer.audience)
+            #expect(try await verifier.verify(try await issuer.token(shared)).uid == "bob")
+        }
+    }
+
+    /// Keys that declare no `alg` get the one of their type: a token claiming another
+    /// algorithm for them is refused, and cannot change how later tokens are checked.
+    @Test func keysWithoutAnAlgorithmKeepTheirTypesOne() async throws {
+        issuer.setDeclaresAlgorithms(false)
+        try await issuer.serve { url in
+            let verifier = try verifier(keys: url)
+            let good = try await issuer.token(issuer.claims("ines", issuedAt: clock.now), kid: "rsa-1")
+            let parts = good.split(separator: ".")
+            let pss = TestIssuer.base64URL(Data(#"{"alg":"PS256","kid":"rsa-1","typ":"JWT"}"#.utf8))
+            try await refusal(verifier, "\(pss).\(parts[1]).\(parts[2])", "claims PS256 but key 'rsa-1' is a RS256 key")
+            #expect(try await verifier.verify(good).uid == "ines")
+            #expect(try await verifier.verify(try await issuer.token(issuer.claims("ines", issuedAt: clock.now), kid: "ec-1")).uid == "ines")
+        }
+        #expect(throws: SpotError.self) {
+            try IdentityProvider.validate([IdentityProvider(name: "x", issuer: "https://x", audience: "a", keys: "http://keys.example.com/jwks")])
         }
     }
 

@@ -63,6 +63,32 @@ extension HTTPTests {
         }
     }
 
+    /// One uid space: an ID token cannot become a user of SpotStore's own tokens, nor a
+    /// user of another provider.
+    @Test func noProviderTakesOverAnotherOnesUsers() async throws {
+        let store = try TestStore()
+        _ = try await store.user("bob")
+        let first = try TestIssuer(), second = try TestIssuer(issuer: "https://other.test", audience: "other-app")
+        try await first.serve { firstKeys in
+            try await second.serve { secondKeys in
+                var service = store.service
+                service.identities = try IDTokenVerifier(
+                    providers: [
+                        IdentityProvider(name: "first", issuer: first.issuer, audience: first.audience, keys: firstKeys),
+                        IdentityProvider(name: "second", issuer: second.issuer, audience: second.audience, keys: secondKeys),
+                    ],
+                    logger: Logger(label: "test"))
+                let asBob = try await first.token(first.claims("bob"))
+                let bobError = try await #require(throws: SpotError.self) { try await service.authenticate(token: asBob) }
+                #expect(bobError.kind == .unauthenticated && bobError.message.contains("user of SpotStore's own tokens"), "\(bobError)")
+                #expect(try await service.authenticate(token: try await first.token(first.claims("kim")))?.uid == "kim")
+                let asKim = try await second.token(second.claims("kim"))
+                let kimError = try await #require(throws: SpotError.self) { try await service.authenticate(token: asKim) }
+                #expect(kimError.message.contains("uid kim signs in through first, not second"), "\(kimError)")
+            }
+        }
+    }
+
     @Test func aServerWithoutProvidersSaysSoForAnIDToken() async throws {
         let store = try TestStore()
         let token = try await TestIssuer().token(TestIssuer().claims())

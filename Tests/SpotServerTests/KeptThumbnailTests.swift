@@ -113,9 +113,10 @@ import TestSupport
             service.identities = try IDTokenVerifier(
                 providers: [IdentityProvider(name: "keycloak", issuer: issuer.issuer, audience: issuer.audience, keys: url)],
                 logger: Logger(label: "test"))
-            var lapsed = issuer.claims("alice")
+            // Another user than alice, whose uid is one of SpotStore's own tokens.
+            var lapsed = issuer.claims("ida")
             lapsed["exp"] = .int(Int64(Date().timeIntervalSince1970) - 30)
-            let fresh = try await issuer.token(issuer.claims("alice"))
+            let fresh = try await issuer.token(issuer.claims("ida"))
             let expired = try await issuer.token(lapsed)
             try await app(service, rules: store.rules).test(.live) { client in
                 var statuses: [HTTPResponse.Status] = []

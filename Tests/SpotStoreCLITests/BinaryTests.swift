@@ -176,6 +176,8 @@ import TestSupport
         defer { try? FileManager.default.removeItem(atPath: store) }
         let exposed = try Self.run(["serve", "--store", store, "--auth-emulator", "--firebase-project", "demo-spots", "--host", "0.0.0.0"])
         #expect(exposed.status != 0 && exposed.stderr.contains("only with a loopback --host"), "\(exposed.stderr)")
+        let proxied = try Self.run(["serve", "--store", store, "--auth-emulator", "--firebase-project", "demo-spots", "--trusted-proxy", "127.0.0.1"])
+        #expect(proxied.status != 0 && proxied.stderr.contains("without --trusted-proxy or --public-url"), "\(proxied.stderr)")
 
         let token = try TestIssuer.unsignedToken(TestIssuer(issuer: "https://securetoken.google.com/demo-spots", audience: "demo-spots").claims("emu-user"))
         let (plain, plainURL) = try await Self.startServer(store: store)

@@ -19,6 +19,10 @@ public final class TestIssuer: Sendable {
     /// Which kids the JWKS publishes.
     private let published = Mutex<[String]>([])
     private let state = Mutex<(down: Bool, fetches: Int)>((false, 0))
+    private let declaring = Mutex(true)
+
+    /// Whether the JWKS names each key's `alg` (some providers' keys have none).
+    public func setDeclaresAlgorithms(_ declares: Bool) { declaring.withLock { $0 = declares } }
 
     public enum Key: Sendable {
         case rsa(_RSA.Signing.PrivateKey)
@@ -88,7 +92,8 @@ public final class TestIssuer: Sendable {
     /// The published keys as a JWKS.
     public func jwks() -> String {
         let kids = published.withLock { $0 }
-        let entries: [[String: String]] = kids.compactMap { kid in
+        let declares = declaring.withLock { $0 }
+        let entries: [[String: String]] = kids.compactMap { kid -> [String: String]? in
             switch keys.withLock({ $0[kid] }) {
             case .rsa(let key)?:
                 guard let (n, e) = try? Insecure.RSA.PrivateKey(backing: key).publicKey.getKeyPrimitives() else { return nil }
@@ -99,7 +104,7 @@ public final class TestIssuer: Sendable {
             case nil:
                 return nil
             }
-        }
+        }.map { declares ? $0 : $0.filter { $0.key != "alg" } }
         let data = try! JSONSerialization.data(withJSONObject: ["keys": entries])
         return String(decoding: data, as: UTF8.self)
     }
@@ -121,7 +126,7 @@ public final class TestIssuer: Sendable {
         return String(decoding: try JSONSerialization.data(withJSONObject: certificates), as: UTF8.self)
     }
 
-    static func base64URL(_ data: Data) -> String {
+    public static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
