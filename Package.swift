@@ -157,7 +157,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder", "PostgresCatalog",
+                "SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder", "PostgresCatalog", "IdentityTokens",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -151,10 +151,8 @@ public final class IDTokenVerifier: IdentityVerifier {
 
     /// A base64url part decoded as a JSON object, or `nil`.
     static func jsonObject(_ part: Substring) -> [String: ClaimValue]? {
-        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        return try? JSONDecoder().decode([String: ClaimValue].self, from: data)
+        guard let text = Base64URL.decode(String(part)) else { return nil }
+        return try? JSONDecoder().decode([String: ClaimValue].self, from: Data(text.utf8))
     }
 }
 

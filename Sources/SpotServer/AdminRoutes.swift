@@ -92,10 +92,7 @@ struct AdminRoutes: ServiceRoutes {
     }
 
     private func uid(_ context: SpotRequestContext) throws -> String {
-        guard let uid = context.parameters.get("uid").flatMap({ PercentDecoding.decode($0[...]) }), !uid.isEmpty else {
-            throw SpotError(.badRequest, "the uid in the URL is not valid percent-encoded UTF-8")
-        }
-        return uid
+        try decodedParameter("uid", as: "uid", context)
     }
 
     private func log(_ admin: User, _ action: String, _ uid: String, _ context: SpotRequestContext, _ extra: Logger.Metadata = [:]) {

@@ -71,6 +71,15 @@ extension ServiceRoutes {
         }
     }
 
+    /// The route parameter `name`, percent-decoded; `.badRequest` naming it as `what` when
+    /// it is not valid percent-encoded UTF-8.
+    func decodedParameter(_ name: String, as what: String, _ context: SpotRequestContext) throws -> String {
+        guard let value = context.parameters.get(name).flatMap({ PercentDecoding.decode($0[...]) }) else {
+            throw SpotError(.badRequest, "the \(what) in the URL is not valid percent-encoded UTF-8")
+        }
+        return value
+    }
+
     /// The `:bucket` parameter, validated.
     func bucket(_ context: SpotRequestContext) throws -> String {
         let bucket = context.parameters.get("bucket") ?? ""

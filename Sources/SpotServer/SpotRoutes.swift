@@ -63,9 +63,6 @@ struct SpotRoutes: ServiceRoutes {
     }
 
     private func spotID(_ context: SpotRequestContext) throws -> String {
-        guard let id = context.parameters.get("spot").flatMap({ PercentDecoding.decode($0[...]) }) else {
-            throw SpotError(.badRequest, "the spot id in the URL is not valid percent-encoded UTF-8")
-        }
-        return id
+        try decodedParameter("spot", as: "spot id", context)
     }
 }

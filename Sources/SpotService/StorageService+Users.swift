@@ -64,7 +64,7 @@ extension StorageService {
     public func updateClaims(of uid: String, _ changes: [String: String?]) async throws -> User {
         for (key, value) in changes { try User.validate(claim: key, value: value) }
         guard let user = try await catalog.updateClaims(of: uid, changes) else {
-            throw SpotError(.notFound, "there is no user '\(uid)'")
+            throw Self.noSuchUser(uid)
         }
         return user
     }
@@ -73,14 +73,14 @@ extension StorageService {
     public func issueToken(for uid: String) async throws -> String {
         let token = Tokens.generate()
         guard try await catalog.addToken(for: uid, tokenDigest: Tokens.digest(of: token)) else {
-            throw SpotError(.notFound, "there is no user '\(uid)'")
+            throw Self.noSuchUser(uid)
         }
         return token
     }
 
     /// Makes every token of `uid` stop working at once; its objects stay.
     public func revokeTokens(of uid: String) async throws {
-        guard try await catalog.revokeTokens(of: uid) else { throw SpotError(.notFound, "there is no user '\(uid)'") }
+        guard try await catalog.revokeTokens(of: uid) else { throw Self.noSuchUser(uid) }
     }
 
     /// Users by uid, after `uid` and at most `limit` when given.
@@ -91,20 +91,20 @@ extension StorageService {
     /// User `uid`.
     /// - Throws: `.notFound` when there is none.
     public func user(_ uid: String) async throws -> User {
-        guard let user = try await catalog.user(uid: uid) else { throw SpotError(.notFound, "there is no user '\(uid)'") }
+        guard let user = try await catalog.user(uid: uid) else { throw Self.noSuchUser(uid) }
         return user
     }
 
     /// Grants or withdraws the admin role of `uid` (the command line's to do).
     public func setAdmin(of uid: String, _ isAdmin: Bool) async throws -> User {
-        guard let user = try await catalog.setAdmin(of: uid, isAdmin) else { throw SpotError(.notFound, "there is no user '\(uid)'") }
+        guard let user = try await catalog.setAdmin(of: uid, isAdmin) else { throw Self.noSuchUser(uid) }
         return user
     }
 
     /// Deletes `uid` with its tokens and claims; its objects and spots stay (`stats` counts
     /// them). A user of ID tokens who signs in again is recorded anew.
     public func deleteUser(_ uid: String) async throws {
-        guard try await catalog.deleteUser(uid) else { throw SpotError(.notFound, "there is no user '\(uid)'") }
+        guard try await catalog.deleteUser(uid) else { throw Self.noSuchUser(uid) }
     }
 
     /// `user`, once it holds the admin role.
@@ -115,5 +115,10 @@ extension StorageService {
             throw SpotError(.forbidden, "\(user.uid) does not hold the admin role (granted with `spotstore users add NAME --admin` or `spotstore users admin NAME`)")
         }
         return user
+    }
+
+    /// The 404 of an operation on a user that does not exist.
+    static func noSuchUser(_ uid: String) -> SpotError {
+        SpotError(.notFound, "there is no user '\(uid)'")
     }
 }

@@ -16,7 +16,7 @@ import TestSupport
     func verifier(keys url: String, acceptsUnsigned: Bool = false) throws -> IDTokenVerifier {
         let clock = self.clock
         return try IDTokenVerifier(
-            providers: [IdentityProvider(name: "keycloak", issuer: issuer.issuer, audience: issuer.audience, keys: url)],
+            providers: [issuer.provider(keys: url)],
             acceptsUnsigned: acceptsUnsigned, logger: Logger(label: "test"), now: { clock.now })
     }
 

@@ -13,15 +13,6 @@ import TestSupport
 /// server: both header forms beside SpotStore's own tokens, users recorded on first sight,
 /// claims in rules decisions, revocation on every instance.
 extension HTTPTests {
-    /// `service` accepting `issuer`'s ID tokens, keys at `url`.
-    func acceptingIDTokens(_ service: StorageService, of issuer: TestIssuer, keys url: String) throws -> StorageService {
-        var service = service
-        service.identities = try IDTokenVerifier(
-            providers: [IdentityProvider(name: "keycloak", issuer: issuer.issuer, audience: issuer.audience, keys: url)],
-            logger: Logger(label: "test"))
-        return service
-    }
-
     func app(_ service: StorageService) -> some ApplicationProtocol {
         SpotServer.makeApplication(service: service, configuration: .init(host: "127.0.0.1", port: 0), logger: Logger(label: "test"))
     }
@@ -31,7 +22,7 @@ extension HTTPTests {
         let issuer = try TestIssuer()
         let (_, bob) = try await store.user("bob")
         try await issuer.serve { url in
-            let service = try acceptingIDTokens(store.service, of: issuer, keys: url)
+            let service = try issuer.accepted(by: store.service, keys: url)
             let token = try await issuer.token(issuer.claims("auth0|alice"), kid: "ec-1")
             try await app(service).test(.router) { client in
                 let photo = ByteBuffer(bytes: try fixture("photos/coffee.jpg"))
@@ -73,10 +64,7 @@ extension HTTPTests {
             try await second.serve { secondKeys in
                 var service = store.service
                 service.identities = try IDTokenVerifier(
-                    providers: [
-                        IdentityProvider(name: "first", issuer: first.issuer, audience: first.audience, keys: firstKeys),
-                        IdentityProvider(name: "second", issuer: second.issuer, audience: second.audience, keys: secondKeys),
-                    ],
+                    providers: [first.provider(named: "first", keys: firstKeys), second.provider(named: "second", keys: secondKeys)],
                     logger: Logger(label: "test"))
                 let asBob = try await first.token(first.claims("bob"))
                 let bobError = try await #require(throws: SpotError.self) { try await service.authenticate(token: asBob) }
@@ -115,7 +103,7 @@ extension HTTPTests {
             """)
         let issuer = try TestIssuer()
         try await issuer.serve { url in
-            let service = try acceptingIDTokens(store.service, of: issuer, keys: url)
+            let service = try issuer.accepted(by: store.service, keys: url)
             func token(_ uid: String, _ extra: [String: ClaimValue]) async throws -> String {
                 try await issuer.token(issuer.claims(uid).merging(extra) { $1 })
             }
@@ -144,8 +132,8 @@ extension HTTPTests {
         let store = try TestStore()
         let issuer = try TestIssuer()
         try await issuer.serve { url in
-            let first = try acceptingIDTokens(store.service, of: issuer, keys: url)
-            let second = try acceptingIDTokens(try store.otherInstance("second"), of: issuer, keys: url)
+            let first = try issuer.accepted(by: store.service, keys: url)
+            let second = try issuer.accepted(by: try store.otherInstance("second"), keys: url)
             let earlier = try await issuer.token(issuer.claims("jo", issuedAt: Date().addingTimeInterval(-10)))
             #expect(try await first.authenticate(token: earlier)?.uid == "jo")
             #expect(try await second.authenticate(token: earlier)?.uid == "jo")

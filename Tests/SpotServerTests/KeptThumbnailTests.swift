@@ -109,10 +109,7 @@ import TestSupport
         let (store, _, _) = try await storeWithPhoto()
         let issuer = try TestIssuer()
         try await issuer.serve { url in
-            var service = store.service
-            service.identities = try IDTokenVerifier(
-                providers: [IdentityProvider(name: "keycloak", issuer: issuer.issuer, audience: issuer.audience, keys: url)],
-                logger: Logger(label: "test"))
+            let service = try issuer.accepted(by: store.service, keys: url)
             // Another user than alice, whose uid is one of SpotStore's own tokens.
             var lapsed = issuer.claims("ida")
             lapsed["exp"] = .int(Int64(Date().timeIntervalSince1970) - 30)

@@ -2,9 +2,12 @@ import _CryptoExtras
 import Crypto
 import Foundation
 import Hummingbird
+import IdentityTokens
 import JWTKit
+import Logging
 import NIOCore
 import SpotCore
+import SpotService
 import Synchronization
 import X509
 
@@ -71,6 +74,18 @@ public final class TestIssuer: Sendable {
         return try await keys.sign(Claims(claims: claims), kid: JWKIdentifier(string: kid))
     }
 
+    /// This issuer as a provider named `name` whose keys are at `url`.
+    public func provider(named name: String = "keycloak", keys url: String) -> IdentityProvider {
+        IdentityProvider(name: name, issuer: issuer, audience: audience, keys: url)
+    }
+
+    /// `service` accepting this issuer's ID tokens, its keys at `url`.
+    public func accepted(by service: StorageService, keys url: String) throws -> StorageService {
+        var service = service
+        service.identities = try IDTokenVerifier(providers: [provider(keys: url)], logger: Logger(label: "test"))
+        return service
+    }
+
     /// A token signed with HMAC-SHA256 whose secret is the RSA key's public PEM: what an
     /// algorithm-confusion attack sends.
     public func hmacToken(_ claims: [String: ClaimValue], kid: String = "rsa-1") async throws -> String {
@@ -82,11 +97,7 @@ public final class TestIssuer: Sendable {
 
     /// An unsigned token (`alg: none`, empty signature), as the Firebase emulator makes them.
     public static func unsignedToken(_ claims: [String: ClaimValue]) throws -> String {
-        func part(_ data: Data) -> String {
-            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
-        return part(Data(#"{"alg":"none","typ":"JWT"}"#.utf8)) + "." + part(try JSONEncoder().encode(claims)) + "."
+        base64URL(Data(#"{"alg":"none","typ":"JWT"}"#.utf8)) + "." + base64URL(try JSONEncoder().encode(claims)) + "."
     }
 
     /// The published keys as a JWKS.

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Unpadded base64url (RFC 4648 §5) of UTF-8 text, the shape of every page token.
+/// Unpadded base64url (RFC 4648 §5) of UTF-8 text: the shape of every page token, and of
+/// the header and payload of an ID token (JWT).
 package enum Base64URL {
     /// `text`'s UTF-8 as unpadded base64url.
     package static func encode(_ text: String) -> String {
