@@ -17,7 +17,7 @@ public enum Operation: String, Sendable, CaseIterable {
 }
 
 /// Who is asking: the signed-in user, the claims of their ID token and of their user record.
-public struct Auth: Sendable, Equatable {
+public struct Auth: Sendable, Equatable, Codable {
     public var uid: String
     /// `request.auth.token.<claim>` from the user record, over `tokenClaims`; values are
     /// text as stored (`"true"`, `"42"`, `"paris"`) and the rules read `true`/`false` as
@@ -40,10 +40,13 @@ public struct IncomingObject: Sendable, Equatable {
     public var size: Int64
     /// The client's claim before the body is read; after it, what the bytes are.
     public var contentType: String
+    /// The custom metadata the object would have (`request.resource.metadata`).
+    public var metadata: [String: String]
 
-    public init(size: Int64, contentType: String) {
+    public init(size: Int64, contentType: String, metadata: [String: String] = [:]) {
         self.size = size
         self.contentType = contentType
+        self.metadata = metadata
     }
 }
 
@@ -82,8 +85,9 @@ public struct AccessRequest: Sendable, Equatable {
 
 /// Limits an allowed write must respect; the upload coordinator enforces them before
 /// and while the body is read, and the catalog re-checks the spot count on commit.
-public struct UploadLimits: Sendable, Equatable {
-    /// What applies where no `limit` statement says otherwise: 6 MiB, any count, any type, thumbnails.
+public struct UploadLimits: Sendable, Equatable, Codable {
+    /// What applies where no `limit` statement says otherwise: 6 MiB, any count, any type,
+    /// thumbnails and a download token.
     public static let unspecified = UploadLimits(maxBytes: 6 * 1024 * 1024)
 
     /// The most bytes one object may have.
@@ -94,8 +98,15 @@ public struct UploadLimits: Sendable, Equatable {
     public var allowedContentTypes: Set<String>?
     /// Whether images get thumbnails (and must therefore decode).
     public var makesThumbnails: Bool
+    /// Whether a new object gets a download token that readers see in its metadata (Firebase's
+    /// `downloadTokens`, what `getDownloadURL()` reads).
+    public var makesDownloadToken: Bool
 
-    public init(maxBytes: Int64, maxObjectsPerSpot: Int? = nil, allowedContentTypes: Set<String>? = nil, makesThumbnails: Bool = true) {
+    public init(
+        maxBytes: Int64, maxObjectsPerSpot: Int? = nil, allowedContentTypes: Set<String>? = nil, makesThumbnails: Bool = true,
+        makesDownloadToken: Bool = true
+    ) {
+        self.makesDownloadToken = makesDownloadToken
         self.maxBytes = maxBytes
         self.maxObjectsPerSpot = maxObjectsPerSpot
         self.allowedContentTypes = allowedContentTypes

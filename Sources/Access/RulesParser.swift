@@ -305,6 +305,15 @@ struct RulesParser {
         return AllowStatement(operations: operations, condition: condition, location: start.location, text: text)
     }
 
+    /// `true` or `false`, the value of limit `key`.
+    private mutating func parseSwitch(_ key: String) throws(Failure) -> Bool {
+        guard current.isIdentifier("true") || current.isIdentifier("false") else {
+            return try fail("'\(key)' must be true or false, found \(current.quoted)")
+        }
+        defer { advance() }
+        return current.isIdentifier("true")
+    }
+
     private mutating func parseLimit() throws(Failure) -> LimitStatement {
         advance()
         var limit = LimitStatement()
@@ -326,13 +335,11 @@ struct RulesParser {
             case "types":
                 limit.allowedContentTypes = try parseTypes()
             case "thumbnails":
-                guard current.isIdentifier("true") || current.isIdentifier("false") else {
-                    return try fail("'thumbnails' must be true or false, found \(current.quoted)")
-                }
-                limit.makesThumbnails = current.isIdentifier("true")
-                advance()
+                limit.makesThumbnails = try parseSwitch(key)
+            case "downloadTokens":
+                limit.makesDownloadToken = try parseSwitch(key)
             default:
-                report(keyToken.location, "unknown limit '\(key)'; limits are size, objects, types, thumbnails")
+                report(keyToken.location, "unknown limit '\(key)'; limits are size, objects, types, thumbnails, downloadTokens")
                 var depth = 0
                 while current.kind != .end, depth > 0 || !(current.isSymbol(",") || current.isSymbol(";") || current.isSymbol("}")) {
                     if current.isSymbol("[") { depth += 1 }

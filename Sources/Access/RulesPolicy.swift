@@ -160,8 +160,8 @@ public struct RulesPolicy: AccessPolicy, RulesRevision {
             explanation: "allowed by \(fileName):\(allow.location.line): \(allow.text)", limits: limits)
     }
 
-    /// The tightest of `statements` (smallest size and count, common types, no thumbnails if
-    /// any says so); keys none sets come from `UploadLimits.unspecified`.
+    /// The tightest of `statements` (smallest size and count, common types, no thumbnails or
+    /// download token if any says so); keys none sets come from `UploadLimits.unspecified`.
     private func mergedLimits(_ statements: [LimitStatement]) -> UploadLimits {
         var limits = UploadLimits.unspecified
         var maxBytes: Int64?
@@ -172,6 +172,7 @@ public struct RulesPolicy: AccessPolicy, RulesRevision {
                 limits.allowedContentTypes = limits.allowedContentTypes?.intersection(types) ?? types
             }
             if statement.makesThumbnails == false { limits.makesThumbnails = false }
+            if statement.makesDownloadToken == false { limits.makesDownloadToken = false }
         }
         limits.maxBytes = maxBytes ?? limits.maxBytes
         return limits
@@ -220,7 +221,7 @@ public struct RulesPolicy: AccessPolicy, RulesRevision {
         if let object = request.incoming, request.operation == .create || request.operation == .update {
             incoming = .map([
                 "name": .string(request.name), "bucket": .string(request.bucket), "size": .int(object.size),
-                "contentType": .string(object.contentType), "metadata": .map([:]),
+                "contentType": .string(object.contentType), "metadata": .map(object.metadata.mapValues(RulesValue.string)),
             ])
         }
         var resource = RulesValue.null
@@ -229,7 +230,7 @@ public struct RulesPolicy: AccessPolicy, RulesRevision {
                 "name": .string(object.path.name), "bucket": .string(object.path.bucket), "size": .int(object.size),
                 "contentType": .string(object.contentType), "timeCreated": (try? Builtins.timestamp(object.createdAt)) ?? .null,
                 "updated": (try? Builtins.timestamp(object.updatedAt)) ?? .null, "sha256": .string(object.digest.hex),
-                "owner": .string(object.owner), "metadata": .map([:]),
+                "owner": .string(object.owner), "metadata": .map(object.settings.custom.mapValues(RulesValue.string)),
             ])
         }
         var spot = RulesValue.null

@@ -103,12 +103,13 @@ struct AllowStatement: Sendable {
     var text: String
 }
 
-/// `limit size: …, objects: …, types: […], thumbnails: …;` — unset keys are `nil`.
+/// `limit size: …, objects: …, types: […], thumbnails: …, downloadTokens: …;` — unset keys are `nil`.
 struct LimitStatement: Sendable {
     var maxBytes: Int64?
     var maxObjectsPerSpot: Int?
     var allowedContentTypes: Set<String>?
     var makesThumbnails: Bool?
+    var makesDownloadToken: Bool?
 }
 
 /// `function name(parameters) { let …; return …; }`

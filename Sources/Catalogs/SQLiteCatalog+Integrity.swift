@@ -48,6 +48,9 @@ extension SQLiteCatalog {
                 """) {
                 references.leases[try Self.digest(row["digest"], of: "a lease")] = row["expiresAt"]
             }
+            for hex in try String.fetchAll(db, sql: "SELECT DISTINCT digest FROM uploadChunks") {
+                references.uploadChunks.insert(try Self.digest(hex, of: "an upload chunk"))
+            }
             for record in try DamagedBlobRecord.fetchAll(db) {
                 references.damaged[try Self.digest(record.digest, of: "a damaged blob")] = record.reason
             }

@@ -55,6 +55,7 @@ extension SQLiteCatalog {
             let named = try Bool.fetchOne(db, sql: """
                 SELECT EXISTS (SELECT 1 FROM objects WHERE digest = ?1) OR EXISTS (SELECT 1 FROM thumbnails WHERE thumbDigest = ?1)
                     OR EXISTS (SELECT 1 FROM locationFreeBlobs WHERE freeDigest = ?1) OR EXISTS (SELECT 1 FROM leasedBlobs WHERE digest = ?1)
+                    OR EXISTS (SELECT 1 FROM uploadChunks WHERE digest = ?1)
                 """, arguments: [hex]) ?? true
             guard !named else { return false }
             try db.execute(sql: "INSERT OR REPLACE INTO blobRemovals (digest, claimedAt) VALUES (?, ?)", arguments: [hex, now])

@@ -39,9 +39,11 @@ extension SQLiteCatalog {
             let details = try Self.blobDetails(ofOne: hex, db)
             var damage = details.thumbnailDamage
             if let reason: String = row["damage"] { damage[digest] = reason }
-            let object = StoredObject(
+            var object = StoredObject(
                 path: path, digest: digest, size: row["size"], contentType: row["contentType"], owner: row["owner"],
                 createdAt: row["createdAt"], updatedAt: row["updatedAt"], photo: details.photo, thumbnails: details.thumbnails)
+            try object.setStoredFields(
+                md5: row["md5"], settingsJSON: row["settingsJson"], generation: row["generation"], metageneration: row["metageneration"])
             return ObjectReading(object: object, spot: spot, damage: damage)
         }
     }
@@ -89,11 +91,14 @@ extension SQLiteCatalog {
 
     /// Writes `object` in one transaction, replacing an object at the same path, and returns it as stored.
     ///
-    /// A replacement keeps the object's `createdAt`, sets `updatedAt`, and takes the new
-    /// digest, size, content type and owner, and loses its download tokens. When
-    /// `object.path` has a `topFolder`, the spot is that folder: it is created owned by
-    /// `object.owner` if absent, else `admission` decides on it as the transaction sees it
-    /// (the write lock is held from the start: IMMEDIATE). Photo metadata and thumbnails
+    /// A replacement keeps the object's `createdAt`, sets `updatedAt`, takes the new
+    /// digest, size, content type, owner, MD5, settings and generation (metageneration 1),
+    /// and loses its download tokens; then `object.downloadTokenDigest` is recorded. The
+    /// upload session `object.uploadSession` completes is removed (`.notFound` when it is
+    /// gone). When `object.path` has a `topFolder`, the spot is that folder: `admission`
+    /// decides on it as the transaction sees it (the write lock is held from the start:
+    /// IMMEDIATE), counting its other upload sessions as objects (`SpotOccupancy`), and it is
+    /// created owned by `object.owner` if absent. Photo metadata and thumbnails
     /// are upserted per blob digest; thumbnails of other sizes already recorded for the
     /// digest stay. In the same transaction: the lease is checked and released, damage
     /// marks of the stored blobs are cleared, and the derived location of the object's
@@ -103,6 +108,9 @@ extension SQLiteCatalog {
         try await write { db in
             let now = Date()
             let existing = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(object.path))
+            if let session = object.uploadSession {
+                guard try UploadSessionRecord.deleteOne(db, key: session) else { throw SpotError.uploadSessionGone }
+            }
             if let spotId = object.path.topFolder {
                 try Self.admit(object, toSpot: spotId, admission: admission, isReplacement: existing != nil, at: now, db)
             }
@@ -110,13 +118,16 @@ extension SQLiteCatalog {
             for digest in [object.digest] + object.thumbnails.map(\.digest) {
                 try DamagedBlobRecord.deleteOne(db, key: digest.hex)
             }
-            if var record = existing {
+            var record = existing ?? ObjectRecord(object, at: now)
+            if existing != nil {
                 record.setContent(of: object, at: now)
                 try record.update(db)
                 try DownloadTokenRecord.filter(Column("objectId") == record.id).deleteAll(db)
             } else {
-                var record = ObjectRecord(object, at: now)
                 try record.insert(db)
+            }
+            if let token = object.downloadTokenDigest, let objectId = record.id {
+                try Self.insertDownloadToken(token, of: objectId, at: now, db)
             }
             var staleSpots: Set<SpotKey> = []
             if let spotId = object.path.topFolder { staleSpots.insert(SpotKey(bucket: object.path.bucket, id: spotId)) }
@@ -142,6 +153,20 @@ extension SQLiteCatalog {
         }
     }
 
+    /// Replaces the content type and settings of the object at `path`, adds one to its
+    /// metageneration and sets `updatedAt`, in one transaction; `nil` when absent.
+    public func updateMetadata(of path: ObjectPath, contentType: String, settings: ObjectSettings) async throws -> StoredObject? {
+        try await write { db in
+            guard var record = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path)) else { return nil }
+            record.contentType = contentType
+            record.settingsJson = settings.storedJSON
+            record.metageneration += 1
+            record.updatedAt = Date()
+            try record.update(db)
+            return try Self.fetchObject(at: path, db)
+        }
+    }
+
     /// Removes the object at `path` and returns it, or `nil` when absent.
     ///
     /// Its download tokens go with it (cascade). Its blob, photo metadata and thumbnails
@@ -160,15 +185,28 @@ extension SQLiteCatalog {
     }
 
     /// Lets `object` into spot `spotId`, creating the spot if absent, or throws why not.
+    /// Its upload session, if any, was removed already, so it does not count.
     private static func admit(
         _ object: NewObject, toSpot spotId: String, admission: SpotAdmission, isReplacement: Bool, at now: Date, _ db: Database
     ) throws {
         let bucket = object.path.bucket
-        guard let state = try spotState(bucket: bucket, id: spotId, db) else {
+        let occupancy = try occupancy(of: SpotKey(bucket: bucket, id: spotId), db)
+        if let refusal = occupancy.refusal(of: object.owner, admission: admission, isReplacement: isReplacement) { throw refusal }
+        if occupancy.owner == nil {
             try SpotRecord(bucket: bucket, id: spotId, owner: object.owner, createdAt: now).insert(db)
-            return
         }
-        if let refusal = admission.refusal(of: object.owner, into: state, isReplacement: isReplacement) { throw refusal }
+    }
+
+    /// The owner (`nil` without a row), objects and upload sessions of `spot`, as admission counts them.
+    static func occupancy(of spot: SpotKey, _ db: Database) throws -> SpotOccupancy {
+        let owner = try String.fetchOne(
+            db.cachedStatement(sql: "SELECT owner FROM spots WHERE bucket = ? AND id = ?"), arguments: [spot.bucket, spot.id])
+        let counts = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT (SELECT COUNT(*) FROM objects WHERE bucket = ?1 AND spotId = ?2) AS objects,
+                (SELECT COUNT(*) FROM uploadSessions WHERE bucket = ?1 AND spotId = ?2) AS sessions
+            """), arguments: [spot.bucket, spot.id])
+        return SpotOccupancy(
+            bucket: spot.bucket, id: spot.id, owner: owner, objects: counts?["objects"] ?? 0, sessions: counts?["sessions"] ?? 0)
     }
 
     /// The object at `path` as stored, or `nil`.

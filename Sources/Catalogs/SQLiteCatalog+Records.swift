@@ -109,14 +109,24 @@ struct ObjectRecord: Codable, FetchableRecord, MutablePersistableRecord {
     var owner: String
     var createdAt: Date
     var updatedAt: Date
+    /// 32 lowercase hex digits, `nil` when unknown.
+    var md5: String?
+    /// `ObjectSettings.storedJSON`.
+    var settingsJson: String?
+    var generation: Int64
+    var metageneration: Int64
 
-    /// Points this row at `object`'s content (digest, size, content type, owner) as of
-    /// `now`, keeping its id, path and `createdAt`.
+    /// Points this row at `object`'s content (digest, size, content type, owner, MD5,
+    /// settings, generation; metageneration 1) as of `now`, keeping its id, path and `createdAt`.
     mutating func setContent(of object: NewObject, at now: Date) {
         digest = object.digest.hex
         size = object.size
         contentType = object.contentType
         owner = object.owner
+        md5 = storedHex(md5: object.md5)
+        settingsJson = object.settings.storedJSON
+        generation = object.generation
+        metageneration = 1
         updatedAt = now
     }
 
@@ -129,9 +139,11 @@ struct ObjectRecord: Codable, FetchableRecord, MutablePersistableRecord {
 
     /// The domain value, with the photo metadata and thumbnails of the row's digest.
     func storedObject(photo: PhotoMetadata?, thumbnails: [Thumbnail]) throws -> StoredObject {
-        StoredObject(
+        var object = StoredObject(
             path: try storedPath(bucket: bucket, name: name), digest: try storedDigest(digest), size: size, contentType: contentType, owner: owner,
             createdAt: createdAt, updatedAt: updatedAt, photo: photo, thumbnails: thumbnails)
+        try object.setStoredFields(md5: md5, settingsJSON: settingsJson, generation: generation, metageneration: metageneration)
+        return object
     }
 }
 
@@ -140,7 +152,7 @@ extension ObjectRecord {
     init(_ object: NewObject, at now: Date) {
         self.init(
             id: nil, bucket: object.path.bucket, name: object.path.name, spotId: object.path.topFolder,
-            digest: "", size: 0, contentType: "", owner: "", createdAt: now, updatedAt: now)
+            digest: "", size: 0, contentType: "", owner: "", createdAt: now, updatedAt: now, generation: 0, metageneration: 1)
         setContent(of: object, at: now)
     }
 }
@@ -176,5 +188,32 @@ struct ThumbnailRecord: Codable, FetchableRecord, PersistableRecord {
         Thumbnail(
             size: size, digest: try storedDigest(thumbDigest), width: width, height: height,
             byteCount: byteCount, contentType: contentType)
+    }
+}
+
+extension UploadSessionRecord: FetchableRecord, PersistableRecord {
+    package static let databaseTableName = "uploadSessions"
+}
+
+/// A row of `uploadChunks`: bytes `offset..<offset+size` of a session, stored as blob
+/// `digest`; deleted with its session (cascade).
+struct UploadChunkRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "uploadChunks"
+
+    var sessionId: String
+    var offset: Int64
+    var size: Int64
+    var digest: String
+
+    init(_ chunk: UploadChunk, of sessionId: String) {
+        self.sessionId = sessionId
+        self.offset = chunk.offset
+        self.size = chunk.size
+        self.digest = chunk.digest.hex
+    }
+
+    /// The domain value.
+    func chunk() throws -> UploadChunk {
+        UploadChunk(offset: offset, size: size, digest: try storedDigest(digest))
     }
 }

@@ -14,6 +14,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v5", migrate: addLeasesV5)
         migrator.registerMigration("v6", migrate: keyThumbnailsByContentTypeV6)
         migrator.registerMigration("v7", migrate: addSignInsV7)
+        migrator.registerMigration("v8", migrate: addUploadSessionsV8)
         return migrator
     }
 
@@ -220,6 +221,49 @@ extension SQLiteCatalog {
             t.add(column: "lastSignInAt", .datetime)
             t.add(column: "revokedAt", .datetime)
             t.add(column: "isAdmin", .boolean).notNull().defaults(to: false)
+        }
+    }
+
+    /// What Firebase reports of an object besides its bytes: its MD5 (`NULL` for objects
+    /// stored before), its settings (JSON, `NULL` when none), its generation (existing
+    /// objects get their update time in microseconds) and metageneration (1); and resumable
+    /// upload sessions with their chunks, indexed by spot (admission counts them), by
+    /// expiry (the sweeper) and by chunk digest (gc).
+    ///
+    /// Shipped: never change this.
+    private static func addUploadSessionsV8(_ db: Database) throws {
+        try db.alter(table: "objects") { t in
+            t.add(column: "md5", .text)
+            t.add(column: "settingsJson", .text)
+            t.add(column: "generation", .integer).notNull().defaults(to: 0)
+            t.add(column: "metageneration", .integer).notNull().defaults(to: 1)
+        }
+        // Dates are stored as "YYYY-MM-DD HH:MM:SS.SSS" (UTC): whole seconds, then milliseconds.
+        try db.execute(sql: """
+            UPDATE objects SET generation = CAST(strftime('%s', updatedAt) AS INTEGER) * 1000000
+                + CAST(substr(strftime('%f', updatedAt), 4) AS INTEGER) * 1000
+            """)
+        try db.create(table: "uploadSessions") { t in
+            t.primaryKey("id", .text)
+            t.column("bucket", .text).notNull()
+            t.column("name", .text).notNull()
+            t.column("spotId", .text)
+            t.column("owner", .text).notNull()
+            t.column("declaredSize", .integer)
+            t.column("maxObjects", .integer)
+            t.column("requiresOwnership", .boolean).notNull()
+            t.column("terms", .text).notNull()
+            t.column("createdAt", .datetime).notNull()
+            t.column("expiresAt", .datetime).notNull()
+        }
+        try db.create(index: "uploadSessions_on_bucket_spotId", on: "uploadSessions", columns: ["bucket", "spotId"])
+        try db.create(index: "uploadSessions_on_expiresAt", on: "uploadSessions", columns: ["expiresAt"])
+        try db.create(table: "uploadChunks") { t in
+            t.column("sessionId", .text).notNull().references("uploadSessions", onDelete: .cascade)
+            t.column("offset", .integer).notNull()
+            t.column("size", .integer).notNull()
+            t.column("digest", .text).notNull().indexed()
+            t.primaryKey(["sessionId", "offset"])
         }
     }
 }

@@ -10,14 +10,19 @@ extension SQLiteCatalog {
     public func addDownloadToken(_ digest: Digest, to path: ObjectPath) async throws -> DownloadToken? {
         try await write { db in
             guard let objectId = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path))?.id else { return nil }
-            let record = DownloadTokenRecord(digest: digest.hex, objectId: objectId, createdAt: Date())
-            do {
-                try record.insert(db)
-            } catch let error as DatabaseError where error.isUniqueViolation {
-                throw SpotError(.conflict, "that download token is already in use")
-            }
+            try Self.insertDownloadToken(digest, of: objectId, at: Date(), db)
             // Read back, so the date is exactly what later reads will see.
-            return try DownloadTokenRecord.fetchOne(db, key: record.digest)?.token
+            return try DownloadTokenRecord.fetchOne(db, key: digest.hex)?.token
+        }
+    }
+
+    /// Records download token `digest` of object row `objectId`.
+    /// - Throws: `SpotError(.conflict)` when a token with this digest exists already.
+    static func insertDownloadToken(_ digest: Digest, of objectId: Int64, at now: Date, _ db: Database) throws {
+        do {
+            try DownloadTokenRecord(digest: digest.hex, objectId: objectId, createdAt: now).insert(db)
+        } catch let error as DatabaseError where error.isUniqueViolation {
+            throw SpotError(.conflict, "that download token is already in use")
         }
     }
 

@@ -31,7 +31,8 @@ extension PostgresCatalog {
     }
 
     /// Drops leases that expired before `cutoff`, then claims `digest` for removal if nothing
-    /// names or leases it, in one transaction holding the digest's advisory lock.
+    /// (object, thumbnail, GPS-free copy, upload chunk) names it and no lease holds it, in
+    /// one transaction holding the digest's advisory lock.
     public func claimForRemoval(_ digest: Digest, cutoff: Date, now: Date) async throws -> Bool {
         let hex = digest.hex
         return try await write { connection in
@@ -40,6 +41,7 @@ extension PostgresCatalog {
             let named = try await connection.query("""
                 SELECT EXISTS (SELECT 1 FROM objects WHERE digest = \(hex)) OR EXISTS (SELECT 1 FROM thumbnails WHERE thumb_digest = \(hex))
                     OR EXISTS (SELECT 1 FROM location_free_blobs WHERE free_digest = \(hex)) OR EXISTS (SELECT 1 FROM leased_blobs WHERE digest = \(hex))
+                    OR EXISTS (SELECT 1 FROM upload_chunks WHERE digest = \(hex))
                 """, logger: self.logger).collect().first?.decode(Bool.self, at: 0) ?? true
             guard !named else { return false }
             try await connection.query("""

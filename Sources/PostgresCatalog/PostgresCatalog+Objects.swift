@@ -36,7 +36,7 @@ extension PostgresCatalog {
                 object.photo = details?.photo
                 object.thumbnails = details?.thumbnails ?? []
                 var damage = details?.thumbnailDamage ?? [:]
-                if let reason = try row.decode(String?.self, at: 8) { damage[object.digest] = reason }
+                if let reason = try row.decode(String?.self, at: Self.objectColumnCount) { damage[object.digest] = reason }
                 return ObjectReading(object: object, spot: spot, damage: damage)
             }
         }
@@ -84,11 +84,13 @@ extension PostgresCatalog {
 
     /// Writes `object` in one transaction, replacing an object at the same path, and returns it as stored.
     ///
-    /// As the SQLite catalog does (see `Catalog.commit`): a replacement keeps `createdAt`
-    /// and loses its download tokens; in a spot, the spot row is created if absent (`INSERT
-    /// … ON CONFLICT DO NOTHING`), else locked (`FOR UPDATE`) and `admission` decides on it
-    /// as it is then, so commits into one spot from any connection or process take turns;
-    /// the lease is checked and released; damage marks of the stored blobs are cleared;
+    /// As the SQLite catalog does (see `Catalog.commit`): a replacement keeps `createdAt`,
+    /// takes metageneration 1 and loses its download tokens, then `object.downloadTokenDigest`
+    /// is recorded; the upload session it completes is removed (`.notFound` when gone); in a
+    /// spot, the spot's admission lock is taken (`lockAdmission`), so commits and session
+    /// starts into one spot from any connection or process take turns, and `admission`
+    /// decides on the spot as it is then, counting its other sessions; the spot row is
+    /// created if absent; the lease is checked and released; damage marks of the stored blobs are cleared;
     /// photo metadata and thumbnails are upserted per blob digest; the derived location of
     /// the object's spot, and of every spot showing the same bytes when their photo
     /// metadata changed, is brought up to date.
@@ -97,22 +99,34 @@ extension PostgresCatalog {
             let now = Date()
             let logger = self.logger
             let (bucket, name) = (object.path.bucket, object.path.name)
-            if let spotId = object.path.topFolder {
-                try await Self.admit(object, toSpot: spotId, admission: admission, at: now, connection, logger: logger)
+            let spot = object.path.topFolder.map { SpotKey(bucket: bucket, id: $0) }
+            if let spot { try await Self.lockAdmission(to: spot, connection, logger: logger) }
+            if let session = object.uploadSession {
+                let removed = try await connection.query(
+                    "DELETE FROM upload_sessions WHERE id = \(session) RETURNING id", logger: logger
+                ).collect()
+                guard !removed.isEmpty else { throw SpotError.uploadSessionGone }
             }
+            if let spot { try await Self.admit(object, to: spot, admission: admission, at: now, connection, logger: logger) }
             if let lease = object.lease { try await Self.release(heldLease: lease, connection, logger: logger) }
             let stored = [object.digest.hex] + object.thumbnails.map(\.digest.hex)
             try await connection.query("DELETE FROM damaged_blobs WHERE digest = ANY(\(stored))", logger: logger)
-            try await connection.query("""
-                WITH written AS (
-                    INSERT INTO objects (bucket, name, spot_id, digest, size, content_type, owner, created_at, updated_at)
-                    VALUES (\(bucket), \(name), \(object.path.topFolder), \(object.digest.hex), \(object.size), \(object.contentType),
-                            \(object.owner), \(now), \(now))
-                    ON CONFLICT (bucket, name) DO UPDATE SET digest = EXCLUDED.digest, size = EXCLUDED.size,
-                        content_type = EXCLUDED.content_type, owner = EXCLUDED.owner, updated_at = EXCLUDED.updated_at
-                    RETURNING id)
-                DELETE FROM download_tokens WHERE object_id IN (SELECT id FROM written)
-                """, logger: logger)
+            let written = try await connection.query("""
+                INSERT INTO objects (
+                    bucket, name, spot_id, digest, size, content_type, owner, created_at, updated_at, md5, settings_json, generation,
+                    metageneration)
+                VALUES (\(bucket), \(name), \(object.path.topFolder), \(object.digest.hex), \(object.size), \(object.contentType),
+                        \(object.owner), \(now), \(now), \(storedHex(md5: object.md5)), \(object.settings.storedJSON), \(object.generation), 1)
+                ON CONFLICT (bucket, name) DO UPDATE SET digest = EXCLUDED.digest, size = EXCLUDED.size,
+                    content_type = EXCLUDED.content_type, owner = EXCLUDED.owner, updated_at = EXCLUDED.updated_at, md5 = EXCLUDED.md5,
+                    settings_json = EXCLUDED.settings_json, generation = EXCLUDED.generation, metageneration = 1
+                RETURNING id
+                """, logger: logger).collect().first?.decode(Int64.self, at: 0)
+            guard let objectId = written else { throw SpotError(.internal, "the catalog wrote object \(object.path) without an id") }
+            try await connection.query("DELETE FROM download_tokens WHERE object_id = \(objectId)", logger: logger)
+            if let token = object.downloadTokenDigest {
+                _ = try await Self.insertDownloadToken(token, of: objectId, at: now, connection, logger: logger)
+            }
             var staleSpots: Set<SpotKey> = []
             if let spotId = object.path.topFolder { staleSpots.insert(SpotKey(bucket: bucket, id: spotId)) }
             if let photo = object.photo, try await Self.upsert(PhotoRecord(digest: object.digest, photo), connection, logger: logger) {
@@ -145,6 +159,21 @@ extension PostgresCatalog {
         }
     }
 
+    /// Replaces the content type and settings of the object at `path`, adds one to its
+    /// metageneration and sets `updated_at`, in one transaction; `nil` when absent.
+    public func updateMetadata(of path: ObjectPath, contentType: String, settings: ObjectSettings) async throws -> StoredObject? {
+        try await write { connection in
+            let updated = try await connection.query("""
+                UPDATE objects SET content_type = \(contentType), settings_json = \(settings.storedJSON),
+                    metageneration = metageneration + 1, updated_at = \(Date())
+                WHERE bucket = \(path.bucket) AND name = \(path.name)
+                RETURNING id
+                """, logger: self.logger).collect()
+            guard !updated.isEmpty else { return nil }
+            return try await Self.fetchObject(at: path, connection, logger: self.logger)
+        }
+    }
+
     /// Removes the object at `path` and returns it, or `nil` when absent. Its download
     /// tokens go with it (cascade); its blob, photo metadata and thumbnails stay for
     /// garbage collection; its spot stays, its derived location brought up to date.
@@ -159,31 +188,45 @@ extension PostgresCatalog {
         }
     }
 
-    /// Lets `object` into spot `spotId`, creating the spot if absent, or throws why not.
-    /// The spot row stays locked until the transaction ends.
+    /// Lets `object` into `spot` (whose admission lock is held), creating its row if
+    /// absent, or throws why not. Its upload session, if any, was removed already, so it
+    /// does not count.
     private static func admit(
-        _ object: NewObject, toSpot spotId: String, admission: SpotAdmission, at now: Date, _ connection: PostgresConnection,
-        logger: Logger
+        _ object: NewObject, to spot: SpotKey, admission: SpotAdmission, at now: Date, _ connection: PostgresConnection, logger: Logger
     ) async throws {
-        let bucket = object.path.bucket
-        let created = try await connection.query("""
-            INSERT INTO spots (bucket, id, owner, created_at) VALUES (\(bucket), \(spotId), \(object.owner), \(now))
-            ON CONFLICT (bucket, id) DO NOTHING RETURNING id
-            """, logger: logger).collect()
-        guard created.isEmpty else { return }
-        let locked = try await connection.query("""
-            SELECT owner, hides_location FROM spots WHERE bucket = \(bucket) AND id = \(spotId) FOR UPDATE
-            """, logger: logger).collect()
-        guard let row = locked.first else {
-            throw SpotError(.internal, "spot \(bucket)/\(spotId) vanished while an object was being committed to it")
-        }
-        let (owner, hidesLocation) = try row.decode((String, Bool).self)
+        let (occupancy, isReplacement) = try await lockedOccupancy(of: spot, name: object.path.name, connection, logger: logger)
+        if let refusal = occupancy.refusal(of: object.owner, admission: admission, isReplacement: isReplacement) { throw refusal }
+        guard occupancy.owner == nil else { return }
+        try await connection.query("""
+            INSERT INTO spots (bucket, id, owner, created_at) VALUES (\(spot.bucket), \(spot.id), \(object.owner), \(now))
+            ON CONFLICT (bucket, id) DO NOTHING
+            """, logger: logger)
+    }
+
+    /// Takes the transaction's advisory lock of admission into `spot`: commits and session
+    /// starts into one spot, from any connection or process, take turns, whether or not the
+    /// spot has a row yet (a row lock needs a row).
+    static func lockAdmission(to spot: SpotKey, _ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(\("spot \(spot.bucket)/\(spot.id)"), 0))", logger: logger)
+    }
+
+    /// The owner (`nil` without a row, else the row locked `FOR UPDATE`), objects and upload
+    /// sessions of `spot` as admission counts them, and whether `name` holds an object; read
+    /// after `lockAdmission`, so the counts are current.
+    static func lockedOccupancy(
+        of spot: SpotKey, name: String, _ connection: PostgresConnection, logger: Logger
+    ) async throws -> (occupancy: SpotOccupancy, isReplacement: Bool) {
+        let owner = try await connection.query(
+            "SELECT owner FROM spots WHERE bucket = \(spot.bucket) AND id = \(spot.id) FOR UPDATE", logger: logger
+        ).collect().first?.decode(String.self, at: 0)
         let counts = try await connection.query("""
-            SELECT COUNT(*), COUNT(*) FILTER (WHERE name = \(object.path.name)) FROM objects WHERE bucket = \(bucket) AND spot_id = \(spotId)
+            SELECT (SELECT COUNT(*) FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)),
+                (SELECT COUNT(*) FROM upload_sessions WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)),
+                EXISTS (SELECT 1 FROM objects WHERE bucket = \(spot.bucket) AND name = \(name))
             """, logger: logger).collect()
-        let (count, replaced) = try counts.first?.decode((Int, Int).self) ?? (0, 0)
-        let state = SpotState(bucket: bucket, id: spotId, owner: owner, objectCount: count, hidesLocation: hidesLocation)
-        if let refusal = admission.refusal(of: object.owner, into: state, isReplacement: replaced > 0) { throw refusal }
+        let (objects, sessions, isReplacement) = try counts.first?.decode((Int, Int, Bool).self) ?? (0, 0, false)
+        return (SpotOccupancy(bucket: spot.bucket, id: spot.id, owner: owner, objects: objects, sessions: sessions), isReplacement)
     }
 
     /// Upserts `photo`; `true` when it was new or changed.

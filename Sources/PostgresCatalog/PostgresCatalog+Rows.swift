@@ -15,7 +15,11 @@ extension PostgresCatalog {
     typealias GeotaggedValues = (Double?, Double?, Double?, Bool, String?, String?, String?, String?, Double?)
 
     /// The columns of `objects` that `storedObject(_:)` decodes.
-    static let objectColumns = "bucket, name, digest, size, content_type, owner, created_at, updated_at"
+    static let objectColumns =
+        "bucket, name, digest, size, content_type, owner, created_at, updated_at, md5, settings_json, generation, metageneration"
+
+    /// How many columns `objectColumns` names: the index of the first column after them.
+    static let objectColumnCount = 12
 
     /// The columns of `spots` that `spotRecord(_:)` decodes.
     static let spotColumns =
@@ -27,13 +31,29 @@ extension PostgresCatalog {
     /// The columns of `thumbnails` that `thumbnail(_:)` decodes (after the original's digest).
     static let thumbnailColumns = "size, thumb_digest, width, height, byte_count, content_type"
 
-    /// An object row (`objectColumns`, maybe followed by others), without its blob's photo details.
+    /// An object row (`objectColumns`, maybe followed by others from `objectColumnCount` on),
+    /// without its blob's photo details.
     static func storedObject(_ row: PostgresRow) throws -> StoredObject {
-        let (bucket, name, digest, size, contentType, owner, createdAt, updatedAt) =
-            try row.decode((String, String, String, Int64, String, String, Date, Date).self)
-        return StoredObject(
+        let (bucket, name, digest, size, contentType, owner, createdAt, updatedAt, md5, settingsJSON, generation, metageneration) =
+            try row.decode((String, String, String, Int64, String, String, Date, Date, String?, String?, Int64, Int64).self)
+        var object = StoredObject(
             path: try storedPath(bucket: bucket, name: name), digest: try storedDigest(digest), size: size, contentType: contentType, owner: owner,
             createdAt: createdAt, updatedAt: updatedAt, photo: nil, thumbnails: [])
+        try object.setStoredFields(md5: md5, settingsJSON: settingsJSON, generation: generation, metageneration: metageneration)
+        return object
+    }
+
+    /// The columns of `upload_sessions` that `uploadSessionRecord(_:)` decodes.
+    static let uploadSessionColumns =
+        "id, bucket, name, spot_id, owner, declared_size, max_objects, requires_ownership, terms, created_at, expires_at"
+
+    /// An upload session row (`uploadSessionColumns`).
+    static func uploadSessionRecord(_ row: PostgresRow) throws -> UploadSessionRecord {
+        let (id, bucket, name, spotId, owner, declaredSize, maxObjects, requiresOwnership, terms, createdAt, expiresAt) =
+            try row.decode((String, String, String, String?, String, Int64?, Int?, Bool, String, Date, Date).self)
+        return UploadSessionRecord(
+            id: id, bucket: bucket, name: name, spotId: spotId, owner: owner, declaredSize: declaredSize, maxObjects: maxObjects,
+            requiresOwnership: requiresOwnership, terms: terms, createdAt: createdAt, expiresAt: expiresAt)
     }
 
     /// A spot row (`spotColumns`).

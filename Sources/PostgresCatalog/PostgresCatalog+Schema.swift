@@ -5,7 +5,7 @@ import SpotCore
 extension PostgresCatalog {
     /// The schema, one migration per shipped version, applied in order; `migrations` records
     /// which ran. A shipped migration never changes: add a new one instead.
-    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3)]
+    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4)]
 
     /// The advisory lock that serializes migrations of servers starting at once.
     static let migrationLock: Int64 = 0x5370_6f74_5374_6f72  // "SpotStor"
@@ -200,5 +200,45 @@ extension PostgresCatalog {
         ALTER TABLE users ADD COLUMN provider text, ADD COLUMN last_sign_in_at timestamptz, ADD COLUMN revoked_at timestamptz,
             ADD COLUMN is_admin boolean NOT NULL DEFAULT false
         """,
+    ]
+
+    /// What Firebase reports of an object besides its bytes: its MD5 (`NULL` for objects
+    /// stored before), its settings (JSON, `NULL` when none), its generation (existing
+    /// objects get their update time in microseconds) and metageneration (1); and resumable
+    /// upload sessions with their chunks, indexed by spot (admission counts them), by
+    /// expiry (the sweeper) and by chunk digest (gc). The SQLite catalog's v8.
+    ///
+    /// Shipped: never change this.
+    static let schemaV4 = [
+        """
+        ALTER TABLE objects ADD COLUMN md5 text, ADD COLUMN settings_json text, ADD COLUMN generation bigint NOT NULL DEFAULT 0,
+            ADD COLUMN metageneration bigint NOT NULL DEFAULT 1
+        """,
+        "UPDATE objects SET generation = round(EXTRACT(EPOCH FROM updated_at) * 1000000)::bigint",
+        """
+        CREATE TABLE upload_sessions (
+            id text COLLATE "C" PRIMARY KEY,
+            bucket text COLLATE "C" NOT NULL,
+            name text COLLATE "C" NOT NULL,
+            spot_id text COLLATE "C",
+            owner text COLLATE "C" NOT NULL,
+            declared_size bigint,
+            max_objects bigint,
+            requires_ownership boolean NOT NULL,
+            terms text NOT NULL,
+            created_at timestamptz NOT NULL,
+            expires_at timestamptz NOT NULL)
+        """,
+        "CREATE INDEX upload_sessions_on_bucket_spot_id ON upload_sessions (bucket, spot_id)",
+        "CREATE INDEX upload_sessions_on_expires_at ON upload_sessions (expires_at)",
+        """
+        CREATE TABLE upload_chunks (
+            session_id text COLLATE "C" NOT NULL REFERENCES upload_sessions ON DELETE CASCADE,
+            "offset" bigint NOT NULL,
+            size bigint NOT NULL,
+            digest text COLLATE "C" NOT NULL,
+            PRIMARY KEY (session_id, "offset"))
+        """,
+        "CREATE INDEX upload_chunks_on_digest ON upload_chunks (digest)",
     ]
 }

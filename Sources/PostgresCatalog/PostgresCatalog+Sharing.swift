@@ -8,16 +8,23 @@ extension PostgresCatalog {
     /// - Throws: `SpotError(.conflict)` when a token with this digest exists already.
     public func addDownloadToken(_ digest: Digest, to path: ObjectPath) async throws -> DownloadToken? {
         try await write { connection in
-            guard try await Self.objectId(at: path, connection, logger: self.logger) != nil else { return nil }
-            let inserted = try await connection.query("""
-                INSERT INTO download_tokens (digest, object_id, created_at)
-                SELECT \(digest.hex), id, \(Date()) FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name)
-                ON CONFLICT (digest) DO NOTHING
-                RETURNING digest, created_at
-                """, logger: self.logger).collect()
-            guard let row = inserted.first else { throw SpotError(.conflict, "that download token is already in use") }
-            return try Self.downloadToken(row)
+            guard let objectId = try await Self.objectId(at: path, connection, logger: self.logger) else { return nil }
+            return try await Self.insertDownloadToken(digest, of: objectId, at: Date(), connection, logger: self.logger)
         }
+    }
+
+    /// Records download token `digest` of object row `objectId` and returns it as stored.
+    /// - Throws: `SpotError(.conflict)` when a token with this digest exists already.
+    static func insertDownloadToken(
+        _ digest: Digest, of objectId: Int64, at now: Date, _ connection: PostgresConnection, logger: Logger
+    ) async throws -> DownloadToken {
+        let inserted = try await connection.query("""
+            INSERT INTO download_tokens (digest, object_id, created_at) VALUES (\(digest.hex), \(objectId), \(now))
+            ON CONFLICT (digest) DO NOTHING
+            RETURNING digest, created_at
+            """, logger: logger).collect()
+        guard let row = inserted.first else { throw SpotError(.conflict, "that download token is already in use") }
+        return try downloadToken(row)
     }
 
     /// The live download tokens of the object at `path`, oldest first; `nil` when there is no object.

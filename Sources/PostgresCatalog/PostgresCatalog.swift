@@ -10,8 +10,9 @@ import Synchronization
 /// number of `spotstore serve` processes share.
 ///
 /// One `PostgresClient` (its pool) runs every query. Every write is one READ COMMITTED
-/// transaction that takes the row locks its invariant needs (the spot row for admission,
-/// the lease row it releases, an advisory lock per digest for leases and removal claims),
+/// transaction that takes the locks its invariant needs (an advisory lock per spot for
+/// admission of objects and upload sessions, with the spot row; the lease row it releases;
+/// the upload session row it appends to; an advisory lock per digest for leases and removal claims),
 /// sends `NOTIFY spotstore_changes` and commits; one that deadlocks with another is
 /// retried. Reads of several statements run in one REPEATABLE READ snapshot. Ordered text
 /// (buckets, names, spot ids, uids, digests) uses `COLLATE "C"`, so order is byte order, as

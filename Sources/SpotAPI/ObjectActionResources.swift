@@ -67,23 +67,27 @@ public struct DigestCheckResource: Codable, Sendable {
     }
 }
 
-/// Upload limits: `{maxBytes, maxObjectsPerSpot, contentTypes, thumbnails}`.
+/// Upload limits: `{maxBytes, maxObjectsPerSpot, contentTypes, thumbnails, downloadTokens}`.
 public struct LimitsResource: Codable, Sendable {
     public let maxBytes: Int64
     public let maxObjectsPerSpot: Int?
     public let contentTypes: [String]?
     public let thumbnails: Bool
+    /// Absent from servers older than download tokens in metadata: then on.
+    public let downloadTokens: Bool?
 
     public init(_ limits: UploadLimits) {
         maxBytes = limits.maxBytes
         maxObjectsPerSpot = limits.maxObjectsPerSpot
         contentTypes = limits.allowedContentTypes?.sorted()
         thumbnails = limits.makesThumbnails
+        downloadTokens = limits.makesDownloadToken
     }
 
     /// The limits these fields describe.
     public var limits: UploadLimits {
         UploadLimits(maxBytes: maxBytes, maxObjectsPerSpot: maxObjectsPerSpot,
-                     allowedContentTypes: contentTypes.map(Set.init), makesThumbnails: thumbnails)
+                     allowedContentTypes: contentTypes.map(Set.init), makesThumbnails: thumbnails,
+                     makesDownloadToken: downloadTokens ?? true)
     }
 }

@@ -59,9 +59,23 @@ public struct ObjectResource: Codable, Sendable {
     public let downloadUrl: String
     public let photo: Photo?
     public let thumbnails: [String: String]?
+    /// Firebase's fields: the version of the bytes and of the metadata (decimal strings),
+    /// the MD5 (base64; absent for objects stored before it was recorded), the header
+    /// settings, custom `metadata`, and `downloadTokens` (what `getDownloadURL()` reads).
+    public let generation: String
+    public let metageneration: String
+    public let md5Hash: String?
+    public let cacheControl: String?
+    public let contentDisposition: String?
+    public let contentEncoding: String?
+    public let contentLanguage: String?
+    public let metadata: [String: String]?
+    public let downloadTokens: String?
 
-    /// - Parameter baseURL: `http://host:port`, with no trailing slash.
-    public init(_ object: StoredObject, baseURL: String) {
+    /// - Parameters:
+    ///   - baseURL: `http://host:port`, with no trailing slash.
+    ///   - downloadToken: the token readers see, if any.
+    public init(_ object: StoredObject, baseURL: String, downloadToken: String? = nil) {
         let objectURL = Self.url(of: object.path, baseURL: baseURL)
         name = object.path.name
         bucket = object.path.bucket
@@ -79,6 +93,15 @@ public struct ObjectResource: Codable, Sendable {
                 location: Location(photo.location, place: photo.place))
         }
         thumbnails = Self.thumbnailURLs(of: object, baseURL: baseURL)
+        generation = String(object.generation)
+        metageneration = String(object.metageneration)
+        md5Hash = object.md5.map { Data($0).base64EncodedString() }
+        cacheControl = object.settings.cacheControl
+        contentDisposition = object.settings.contentDisposition
+        contentEncoding = object.settings.contentEncoding
+        contentLanguage = object.settings.contentLanguage
+        metadata = object.settings.custom.isEmpty ? nil : object.settings.custom
+        downloadTokens = downloadToken
     }
 
     /// `{base}/v0/b/{bucket}/o/{encoded name}`.

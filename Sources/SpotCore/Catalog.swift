@@ -67,11 +67,19 @@ public protocol Catalog: Sendable {
     /// admission: the spot is created owned by `object.owner` if absent; otherwise
     /// `admission.refusal(of:into:isReplacement:)` on the spot as it is now refuses with
     /// `.forbidden` (owned by another user while `requiresOwnership`) or `.conflict` (full).
+    /// Every upload session of the spot counts as an object too, except `object.uploadSession`,
+    /// which must exist (else `.notFound`) and is removed in the same transaction.
     /// With `object.lease`, the lease must still be held (else `.unavailable`: gc may have
     /// removed the blobs) and is released. Damage marks of the object's blob and thumbnails
     /// are cleared (the blobs were just stored whole). A replaced object's download tokens
-    /// are revoked. Photo metadata and thumbnails are recorded per blob digest.
+    /// are revoked, then `object.downloadTokenDigest` is recorded. The object's metageneration is 1.
+    /// Photo metadata and thumbnails are recorded per blob digest.
     func commit(_ object: NewObject, admission: SpotAdmission) async throws -> StoredObject
+
+    /// Replaces the content type and settings of the object at `path`, adds one to its
+    /// metageneration and sets its update time; its bytes, generation and download tokens
+    /// stay. `nil` when there is no object at `path`.
+    func updateMetadata(of path: ObjectPath, contentType: String, settings: ObjectSettings) async throws -> StoredObject?
 
     /// Removes the object at `path` and returns it, or `nil` when absent. Its blob stays
     /// for garbage collection; its download tokens go with it; the spot's derived location
@@ -115,6 +123,40 @@ public protocol Catalog: Sendable {
     /// `lease`, which this releases).
     func setLocationFreeDigest(_ free: Digest, of digest: Digest, lease: LeaseID) async throws
 
+    // MARK: Upload sessions (resumable uploads)
+
+    /// Records `session` (with no chunks) in one transaction that first drops the sessions
+    /// of its spot that expired before `now`. When its path is in a spot (`topFolder`), the
+    /// spot decides admission as for `commit`, counting every session of the spot as an
+    /// object: `session.admission.refusal(of:into:isReplacement:)` refuses with `.forbidden`
+    /// or `.conflict` (a spot without a row counts only its sessions and is owned by nobody
+    /// yet; a path holding an object is a replacement and never full). The session then
+    /// holds its place until it is committed or removed.
+    func startUpload(_ session: UploadSession, now: Date) async throws
+
+    /// The session `id` with its chunks, or `nil` when there is none (never started,
+    /// completed, cancelled or swept).
+    func uploadSession(_ id: String) async throws -> UploadSession?
+
+    /// Appends `chunk` to session `id` and sets its expiry, releasing `lease` (taken before
+    /// the chunk's blob was stored), and returns the session.
+    /// - Throws: `.notFound` when there is no such session; `.conflict` when `chunk.offset`
+    ///   is not the session's `received` (another request got there first); `.tooLarge`
+    ///   when the chunk ends past `declaredSize`; `.unavailable` when the lease is gone.
+    func appendChunk(_ chunk: UploadChunk, to id: String, lease: LeaseID, expiresAt: Date) async throws -> UploadSession
+
+    /// Sets the declared size of session `id` once the client tells it; `nil` when there is
+    /// no such session. - Throws: `.conflict` when a different size was declared, or fewer
+    /// bytes than already received.
+    func declareSize(_ size: Int64, of id: String) async throws -> UploadSession?
+
+    /// Removes session `id` with its chunks' rows (their blobs are left for gc) and returns
+    /// it, or `nil` when there was none.
+    func endUpload(_ id: String) async throws -> UploadSession?
+
+    /// Up to `limit` sessions that expired before `now`, earliest first: for the sweeper.
+    func expiredUploads(before now: Date, limit: Int) async throws -> [UploadSession]
+
     // MARK: Leases (blobs stored before the catalog names them)
 
     /// Records a lease on `digests` from `now` for `duration` seconds: gc keeps those blobs
@@ -127,7 +169,7 @@ public protocol Catalog: Sendable {
     func releaseLease(_ id: LeaseID) async throws
 
     /// In one transaction: drops leases that expired before `cutoff`, then claims `digest`
-    /// for removal if no object, thumbnail or GPS-free copy names it and no lease holds it.
+    /// for removal if no object, thumbnail, GPS-free copy or upload chunk names it and no lease holds it.
     /// While claimed (until `endRemoval`, or for `claimLifetime` when gc dies), `lease` of
     /// that digest answers `nil`. Returns whether it was claimed.
     func claimForRemoval(_ digest: Digest, cutoff: Date, now: Date) async throws -> Bool

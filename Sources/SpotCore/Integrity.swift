@@ -58,21 +58,25 @@ public struct BlobReferences: Sendable {
     public var damaged: [Digest: String]
     /// Blobs leased by uploads not yet committed, with the latest expiry of their leases.
     public var leases: [Digest: Date]
+    /// Chunks of upload sessions in progress.
+    public var uploadChunks: Set<Digest>
 
     public init(
         objects: [Object] = [], thumbnails: [Thumbnail] = [], locationFree: [LocationFree] = [], damaged: [Digest: String] = [:],
-        leases: [Digest: Date] = [:]
+        leases: [Digest: Date] = [:], uploadChunks: Set<Digest> = []
     ) {
         self.leases = leases
+        self.uploadChunks = uploadChunks
         self.objects = objects
         self.thumbnails = thumbnails
         self.locationFree = locationFree
         self.damaged = damaged
     }
 
-    /// Every digest referenced by an object, a thumbnail or a GPS-free copy: what `gc` keeps.
+    /// Every digest referenced by an object, a thumbnail, a GPS-free copy or an upload
+    /// session's chunk: what `gc` keeps.
     public var referenced: Set<Digest> {
-        Set(objects.map(\.digest)).union(thumbnails.map(\.digest)).union(locationFree.map(\.digest))
+        Set(objects.map(\.digest)).union(thumbnails.map(\.digest)).union(locationFree.map(\.digest)).union(uploadChunks)
     }
 }
 

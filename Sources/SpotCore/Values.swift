@@ -159,12 +159,29 @@ public struct NewObject: Sendable, Equatable {
     /// The lease held on the blob and thumbnails since before they were stored; the commit
     /// releases it. `nil` for blobs something already names.
     public var lease: LeaseID?
+    /// The MD5 of the bytes (16 bytes), for Firebase's `md5Hash`.
+    public var md5: [UInt8]?
+    public var settings: ObjectSettings
+    /// Names this version of the object's bytes (microseconds since 1970 at upload); stored as given.
+    public var generation: Int64
+    /// A download token (its SHA-256) the commit records for the new object, or `nil`.
+    public var downloadTokenDigest: Digest?
+    /// The upload session this commit completes: it must still exist, does not count against
+    /// the spot's limit, and is removed in the same transaction.
+    public var uploadSession: String?
 
     public init(
         path: ObjectPath, digest: Digest, size: Int64, contentType: String, owner: String,
-        photo: PhotoMetadata? = nil, thumbnails: [Thumbnail] = [], lease: LeaseID? = nil
+        photo: PhotoMetadata? = nil, thumbnails: [Thumbnail] = [], lease: LeaseID? = nil, md5: [UInt8]? = nil,
+        settings: ObjectSettings = ObjectSettings(), generation: Int64 = 0, downloadTokenDigest: Digest? = nil,
+        uploadSession: String? = nil
     ) {
         self.lease = lease
+        self.md5 = md5
+        self.settings = settings
+        self.generation = generation
+        self.downloadTokenDigest = downloadTokenDigest
+        self.uploadSession = uploadSession
         self.path = path
         self.digest = digest
         self.size = size
@@ -187,11 +204,23 @@ public struct StoredObject: Sendable, Equatable {
     public var photo: PhotoMetadata?
     /// Sorted by `size`.
     public var thumbnails: [Thumbnail]
+    /// The MD5 of the bytes; `nil` for objects stored before SpotStore recorded it.
+    public var md5: [UInt8]?
+    public var settings: ObjectSettings
+    /// As committed (`NewObject.generation`); a new upload to the path gets a new one.
+    public var generation: Int64
+    /// 1 at upload, one more at each metadata update.
+    public var metageneration: Int64
 
     public init(
         path: ObjectPath, digest: Digest, size: Int64, contentType: String, owner: String,
-        createdAt: Date, updatedAt: Date, photo: PhotoMetadata? = nil, thumbnails: [Thumbnail] = []
+        createdAt: Date, updatedAt: Date, photo: PhotoMetadata? = nil, thumbnails: [Thumbnail] = [],
+        md5: [UInt8]? = nil, settings: ObjectSettings = ObjectSettings(), generation: Int64 = 0, metageneration: Int64 = 1
     ) {
+        self.md5 = md5
+        self.settings = settings
+        self.generation = generation
+        self.metageneration = metageneration
         self.path = path
         self.digest = digest
         self.size = size

@@ -6,6 +6,13 @@ import Hummingbird
 struct CORSOriginsMiddleware<Context: RequestContext>: RouterMiddleware {
     let origins: Set<String>
 
+    /// What browser code may read of a response: the resumable-upload protocols live in headers.
+    static var exposedHeaders: String {
+        "ETag, Content-Range, Content-Length, Location, X-Goog-Upload-URL, X-Goog-Upload-Status, X-Goog-Upload-Size-Received, "
+            + "X-Goog-Upload-Chunk-Granularity, Upload-Offset, Upload-Length, Upload-Expires, Upload-Complete, Upload-Limit, "
+            + "Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm"
+    }
+
     init(origins: [String]) {
         self.origins = Set(origins)
     }
@@ -19,14 +26,16 @@ struct CORSOriginsMiddleware<Context: RequestContext>: RouterMiddleware {
             var headers = HTTPFields()
             headers[.accessControlAllowOrigin] = allowed
             headers[.accessControlAllowMethods] = "GET, HEAD, PUT, POST, PATCH, DELETE"
-            headers[.accessControlAllowHeaders] = "Authorization, Content-Type, Range, If-None-Match"
+            // Firebase's SDKs and tus clients send headers of their own (X-Goog-Upload-*,
+            // X-Firebase-*, Upload-*, Tus-Resumable): any header the browser asks about is allowed.
+            headers[.accessControlAllowHeaders] = request.headers[.accessControlRequestHeaders] ?? "Authorization, Content-Type, Range, If-None-Match"
             headers[.accessControlMaxAge] = "3600"
             headers[.vary] = "Origin"
             return Response(status: .noContent, headers: headers)
         }
         var response = try await next(request, context)
         response.headers[.accessControlAllowOrigin] = allowed
-        response.headers[.accessControlExposeHeaders] = "ETag, Content-Range, Content-Length"
+        response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
         response.headers[.vary] = "Origin"
         return response
     }

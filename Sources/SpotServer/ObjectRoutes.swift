@@ -1,5 +1,6 @@
 import Access
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -19,12 +20,19 @@ package struct ObjectRoutes: ServiceRoutes {
     /// Where thumbnail answers are kept for `KeptThumbnailHandler`; `nil` keeps none.
     let kept: KeptThumbnails?
 
-    /// `POST /v0/b/{bucket}/o?name={name}`: upload the raw body.
+    /// `POST /v0/b/{bucket}/o?name={name}`: upload the raw body, or speak Firebase's upload
+    /// protocols (`X-Goog-Upload-Protocol: multipart` or `resumable`; see `FirebaseUploads`).
     @Sendable func create(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        if let firebase = try await firebaseUpload(request, context) { return firebase }
+        return try await upload(request, context, to: try namedPath(request, context))
+    }
+
+    /// The path of `?name=` in the bucket of the URL.
+    func namedPath(_ request: Request, _ context: SpotRequestContext) throws -> ObjectPath {
         guard let name = request.uri.queryParameters.get("name") else {
             throw SpotError(.badRequest, "give the object's name: POST /v0/b/{bucket}/o?name={path}")
         }
-        return try await upload(request, context, to: try ObjectPath(bucket: bucket(context), name: name))
+        return try ObjectPath(bucket: bucket(context), name: name)
     }
 
     /// `PUT /v0/b/{bucket}/o/{name}`: upload the raw body.
@@ -32,8 +40,10 @@ package struct ObjectRoutes: ServiceRoutes {
         try await upload(request, context, to: try objectPath(request, context))
     }
 
-    /// `POST /v0/b/{bucket}/o/{name}?alt=downloadTokens`: a new download token (owner only).
+    /// `POST /v0/b/{bucket}/o/{name}?alt=downloadTokens`: a new download token (owner only);
+    /// with `X-HTTP-Method-Override: PATCH`, a metadata update.
     @Sendable func post(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        if request.headers[Self.methodOverride]?.uppercased() == "PATCH" { return try await patch(request, context: context) }
         let path = try objectPath(request, context)
         guard request.uri.queryParameters.get("alt") == "downloadTokens" else {
             throw SpotError(.badRequest, "POST to an object makes a download token: POST …/o/{name}?alt=downloadTokens; upload with PUT")
@@ -70,7 +80,7 @@ package struct ObjectRoutes: ServiceRoutes {
         let user = try await authenticate(request, context)
         switch parameters.get("alt") {
         case nil, "json":
-            return try json(ObjectResource(try await service.object(at: path, for: user), baseURL: baseURL(request, context)))
+            return try await metadata(try await service.object(at: path, for: user), request, context)
         case "signedUrl":
             let lifetime = try parameters.get("expiresIn").map { text throws(SpotError) in
                 guard let seconds = Double(text) else { throw SpotError(.badRequest, "expiresIn must be a number of seconds") }
@@ -115,6 +125,31 @@ package struct ObjectRoutes: ServiceRoutes {
         case let other?:
             throw SpotError(.badRequest, "unknown alt=\(other); use alt=media, alt=thumbnail, alt=signedUrl, alt=downloadTokens or no alt for metadata")
         }
+    }
+
+    /// `PATCH /v0/b/{bucket}/o/{name}` with Firebase's metadata JSON: fields named are set,
+    /// `null` ones removed; answers the object's metadata.
+    @Sendable func patch(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let path = try objectPath(request, context)
+        let user = try await authenticate(request, context)
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: 64 * 1024)
+        } catch is NIOTooManyBytesError {
+            throw SpotError(.tooLarge, "a metadata update is at most 64 KiB of JSON")
+        }
+        let asked = try MetadataBody(json: Array(body.readableBytesView))
+        let object = try await service.updateMetadata(of: path, asked.change, by: user)
+        return try await metadata(object, request, context)
+    }
+
+    /// `X-HTTP-Method-Override`, with which clients that cannot send `PATCH` send a `POST`.
+    static let methodOverride = HTTPField.Name("X-HTTP-Method-Override")!
+
+    /// The metadata of `object` as a reader sees it, with the download token made on upload.
+    func metadata(_ object: StoredObject, _ request: Request, _ context: SpotRequestContext) async throws -> Response {
+        try json(ObjectResource(object, baseURL: baseURL(request, context), downloadToken: try await service.visibleDownloadToken(of: object)))
     }
 
     /// `DELETE /v0/b/{bucket}/o/{name}`: 204 on success. With `?alt=downloadTokens&id=ID`,
@@ -181,6 +216,10 @@ package struct ObjectRoutes: ServiceRoutes {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = object.contentType
+        headers[.cacheControl] = object.settings.cacheControl
+        headers[.contentDisposition] = object.settings.contentDisposition
+        headers[.contentEncoding] = object.settings.contentEncoding
+        headers[.contentLanguage] = object.settings.contentLanguage
         let status: HTTPResponse.Status
         let range: Range<Int64>
         switch ByteRange(header: request.headers[.range], size: object.size) {
@@ -225,22 +264,39 @@ package struct ObjectRoutes: ServiceRoutes {
         }
     }
 
-    /// Stores the body at `path`; refused with 503 (`UploadGate.Draining`) during a shutdown.
+    /// Stores the body at `path` (see `receiving(_:_:)`), or starts the resumable upload
+    /// `ResumableUploadAnnouncer` announced.
     private func upload(_ request: Request, _ context: SpotRequestContext, to path: ObjectPath) async throws -> Response {
-        guard gate.enter() else { throw UploadGate.Draining() }
-        defer { gate.leave() }
-        // Only chunked framing is undone; a body in another transfer coding (gzip) would be
-        // stored still encoded.
+        if let id = request.headers[ResumableUploadAnnouncer.sessionHeader] {
+            return try await resumableCreation(request, context, to: path, id: id)
+        }
+        return try await receiving(request, context) { user in
+            let declared = request.headers[.contentLength].flatMap { Int64($0) }
+            return try await service.upload(
+                path, by: user, contentType: request.headers[.contentType], declaredSize: declared,
+                body: request.body.map { $0.readableBytesView })
+        }
+    }
+
+    /// Runs `store` for a request whose body becomes an object, and answers its metadata:
+    /// refused with 503 (`UploadGate.Draining`) during a shutdown, and for a transfer coding
+    /// other than chunked (a gzip body would be stored still encoded).
+    func receiving(
+        _ request: Request, _ context: SpotRequestContext, _ store: (User?) async throws -> StoredObject
+    ) async throws -> Response {
+        try await gate.admitting {
+            try Self.refuseTransferCodings(request)
+            let object = try await store(try await authenticate(request, context))
+            metrics.recordUpload(bytes: object.size)
+            return try await metadata(object, request, context)
+        }
+    }
+
+    /// Only chunked framing is undone; refuses a body in another transfer coding.
+    static func refuseTransferCodings(_ request: Request) throws(SpotError) {
         if let coding = request.headers[.transferEncoding], coding.lowercased() != "chunked" {
             throw SpotError(.badRequest, "the transfer coding '\(coding)' is not supported; send the body as is or chunked")
         }
-        let user = try await authenticate(request, context)
-        let declared = request.headers[.contentLength].flatMap { Int64($0) }
-        let object = try await service.upload(
-            path, by: user, contentType: request.headers[.contentType], declaredSize: declared,
-            body: request.body.map { $0.readableBytesView })
-        metrics.recordUpload(bytes: object.size)
-        return try json(ObjectResource(object, baseURL: baseURL(request, context)))
     }
 
     /// The object name is everything after `/o/`, percent-decoded as a whole, so both

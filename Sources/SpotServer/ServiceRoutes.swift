@@ -87,6 +87,15 @@ extension ServiceRoutes {
         return bucket
     }
 
+    /// `id`, once it names an upload session into the URL's bucket that `user` may go on with.
+    /// - Throws: `.notFound` for a session of another bucket; as `StorageService.uploadSession(_:by:)`.
+    func uploadSession(_ id: String, _ context: SpotRequestContext, by user: User?) async throws -> String {
+        guard try await service.uploadSession(id, by: user).path.bucket == bucket(context) else {
+            throw SpotError(.notFound, "there is no upload \(id) in bucket \(try bucket(context))")
+        }
+        return id
+    }
+
     /// `scheme://host[:port]` as the client reaches the server, for absolute URLs (see `ClientAddressing`).
     func baseURL(_ request: Request, _ context: SpotRequestContext) -> String {
         addressing.baseURL(connection: context.clientAddress, authority: request.head.authority, headers: request.headers)

@@ -44,10 +44,23 @@ public enum SpotServer {
         router.get("/v0/b/:bucket/o", use: api.list)
         router.put("/v0/b/:bucket/o/**", use: api.put)
         router.post("/v0/b/:bucket/o/**", use: api.post)
+        router.patch("/v0/b/:bucket/o/**", use: api.patch)
         router.get("/v0/b/:bucket/o/**", use: api.get)
         router.head("/v0/b/:bucket/o/**", use: api.get)
         router.delete("/v0/b/:bucket/o/**", use: api.delete)
         router.post("/v0/b/:bucket/digests", use: api.checkDigests)
+        router.head("/v0/uploads/:id", use: api.resumptionOffset)
+        router.patch("/v0/uploads/:id", use: api.resumptionAppend)
+        router.delete("/v0/uploads/:id", use: api.resumptionCancel)
+        let tus = TusRoutes(service: service, limiter: limiter, addressing: configuration.addressing, metrics: metrics, gate: gate)
+        router.group("/v0/b/:bucket/uploads")
+            .add(middleware: TusResumableHeader(errors: ErrorMiddleware(metrics: metrics)))
+            .on("", method: .options, use: tus.options)
+            .on(":id", method: .options, use: tus.options)
+            .post(use: tus.create)
+            .head(":id", use: tus.head)
+            .patch(":id", use: tus.patch)
+            .delete(":id", use: tus.delete)
         let spots = SpotRoutes(service: service, limiter: limiter, addressing: configuration.addressing)
         router.get("/v0/b/:bucket/spots", use: spots.find)
         router.get("/v0/b/:bucket/spots/:spot", use: spots.get)
@@ -72,7 +85,7 @@ public enum SpotServer {
     ) -> some ApplicationProtocol {
         let limiter = FailedAuthenticationLimiter(maxFailures: configuration.maxFailedAuthentications)
         let kept = KeptThumbnails(changes: service.catalog.changes, rules: rules)
-        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [ExpectHeaderHandler()], idleTimeout: TimeAmount(configuration.idleTimeout))
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [ExpectHeaderHandler(), ResumableUploadAnnouncer(addressing: configuration.addressing)], idleTimeout: TimeAmount(configuration.idleTimeout))
         return Application(
             router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate, limiter: limiter, kept: kept),
             server: HTTPServerBuilder { responder in
@@ -95,7 +108,10 @@ public enum SpotServer {
         let app = makeApplication(service: service, configuration: configuration, logger: logger, metrics: metrics, gate: gate, rules: rules)
         // Services stop in reverse order: the drain first, then the HTTP server.
         let group = ServiceGroup(configuration: .init(
-            services: [app, UploadDrain(gate: gate, timeout: configuration.uploadDrainTimeout, logger: logger)],
+            services: [
+                UploadSweeper(service: service, interval: .seconds(60), logger: logger), app,
+                UploadDrain(gate: gate, timeout: configuration.uploadDrainTimeout, logger: logger),
+            ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()

@@ -28,6 +28,14 @@ public final class UploadGate: @unchecked Sendable {
         lock.withLock { count -= 1 }
     }
 
+    /// Runs `upload` admitted (between `enter()` and `leave()`).
+    /// - Throws: `Draining` while draining, without running it.
+    func admitting<Result>(_ upload: () async throws -> Result) async throws -> Result {
+        guard enter() else { throw Draining() }
+        defer { leave() }
+        return try await upload()
+    }
+
     /// Refuses every upload from now on.
     public func startDraining() {
         lock.withLock { draining = true }

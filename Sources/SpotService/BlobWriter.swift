@@ -17,6 +17,26 @@ public struct StagedBlob: Sendable {
     public let size: Int64
     /// The first bytes, for sniffing the content type.
     public let head: [UInt8]
+    /// The MD5 of the bytes, for Firebase's `md5Hash`; `nil` for a chunk staged with the
+    /// digests of its whole upload instead (`stageKeepingPartial(_:maxBytes:continuing:)`).
+    public let md5: [UInt8]?
+}
+
+/// The SHA-256 and MD5 of an upload that arrives in chunks, worked out as they arrive, so
+/// that the finished upload need not be read again (`BlobWriter.assemble`).
+public struct WholeDigests: @unchecked Sendable {
+    // @unchecked: swift-crypto's hash states are plain values without a Sendable conformance.
+    fileprivate var sha256 = SHA256()
+    fileprivate var md5 = Insecure.MD5()
+    /// The bytes hashed so far.
+    public fileprivate(set) var count: Int64 = 0
+
+    public init() {}
+
+    /// The digests of the bytes hashed so far.
+    public var finalized: (digest: SpotCore.Digest, md5: [UInt8]) {
+        (SpotCore.Digest(bytes: sha256.finalize()), Array(md5.finalize()))
+    }
 }
 
 /// Streams bodies to temp files while hashing them, and stops the moment a size limit is
@@ -39,19 +59,73 @@ public struct BlobWriter: Sendable {
     ///   file is removed); `.insufficientStorage` when the disk is full; whatever the body throws.
     public func stage<Body: AsyncSequence>(_ body: Body, maxBytes: Int64) async throws -> StagedBlob
     where Body.Element: Collection, Body.Element.Element == UInt8 {
+        let (staged, interruption, _) = try await stageKeepingPartial(body, maxBytes: maxBytes)
+        if let interruption {
+            unlink(staged.path)
+            throw interruption
+        }
+        return staged
+    }
+
+    /// Like `stage(_:maxBytes:)`, but when the body itself fails (the client's connection
+    /// dropped), the bytes that arrived are kept: they are returned with the body's error.
+    /// With `whole`, the body is a chunk of a longer upload: `whole` goes on with it and is
+    /// returned, and the chunk gets no MD5 of its own.
+    public func stageKeepingPartial<Body: AsyncSequence>(
+        _ body: Body, maxBytes: Int64, continuing whole: WholeDigests? = nil
+    ) async throws -> (StagedBlob, interruption: (any Error)?, whole: WholeDigests?)
+    where Body.Element: Collection, Body.Element.Element == UInt8 {
+        var hashers = Hashers(sha256: SHA256(), md5: whole == nil ? Insecure.MD5() : nil, whole: whole)
+        let (path, size, head, interruption) = try await write(body, maxBytes: maxBytes, hashers: &hashers)
+        let staged = StagedBlob(
+            path: path, digest: SpotCore.Digest(bytes: hashers.sha256!.finalize()), size: size, head: head,
+            md5: hashers.md5.map { Array($0.finalize()) })
+        return (staged, interruption, hashers.whole)
+    }
+
+    /// Writes the chunks of an upload whose digests `whole` already holds to one temp file,
+    /// without hashing them again.
+    /// - Throws: `.internal` when the bytes are not as many as `whole` hashed; what `body` throws.
+    public func assemble<Body: AsyncSequence>(_ body: Body, whole: WholeDigests) async throws -> StagedBlob
+    where Body.Element: Collection, Body.Element.Element == UInt8 {
+        var hashers = Hashers()
+        let (path, size, head, interruption) = try await write(body, maxBytes: whole.count, hashers: &hashers)
+        guard interruption == nil, size == whole.count else {
+            unlink(path)
+            throw interruption ?? SpotError(.internal, "the upload's chunks hold \(size) bytes, not the \(whole.count) received")
+        }
+        let (digest, md5) = whole.finalized
+        return StagedBlob(path: path, digest: digest, size: size, head: head, md5: md5)
+    }
+
+    /// Writes `body` to a new temp file, updating `hashers`; returns the file, its size, its
+    /// first bytes and the body's own error, if it failed.
+    private func write<Body: AsyncSequence>(
+        _ body: Body, maxBytes: Int64, hashers: inout Hashers
+    ) async throws -> (path: String, size: Int64, head: [UInt8], interruption: (any Error)?)
+    where Body.Element: Collection, Body.Element.Element == UInt8 {
         let path = "\(temporaryDirectory)/upload-\(UUID().uuidString)"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SpotError.fromErrno("cannot create a temp file in \(temporaryDirectory)") }
-        var hasher = SHA256()
         var size: Int64 = 0
         var head: [UInt8] = []
+        var interruption: (any Error)?
         do {
-            for try await chunk in body {
+            var chunks = body.makeAsyncIterator()
+            while true {
+                let next: Body.Element?
+                do {
+                    next = try await chunks.next()
+                } catch {
+                    interruption = error
+                    break
+                }
+                guard let chunk = next else { break }
                 size += Int64(chunk.count)
                 guard size <= maxBytes else {
                     throw SpotError(.tooLarge, "the upload is larger than the limit of \(UploadLimits.describe(bytes: maxBytes)) for this path")
                 }
-                try Self.consume(chunk, fd: fd, hasher: &hasher, head: &head)
+                try Self.consume(chunk, fd: fd, hasher: &hashers, head: &head)
             }
             close(fd)
         } catch {
@@ -59,7 +133,7 @@ public struct BlobWriter: Sendable {
             unlink(path)
             throw error
         }
-        return StagedBlob(path: path, digest: SpotCore.Digest(bytes: hasher.finalize()), size: size, head: head)
+        return (path, size, head, interruption)
     }
 
     /// The digest of a small in-memory blob (a thumbnail).
@@ -67,7 +141,25 @@ public struct BlobWriter: Sendable {
         SpotCore.Digest(bytes: SHA256.hash(data: bytes))
     }
 
-    private static func consume<Chunk: Collection>(_ chunk: Chunk, fd: Int32, hasher: inout SHA256, head: inout [UInt8]) throws
+    /// The digests worked out while a body is written: its own SHA-256 (and MD5), and those
+    /// of the whole upload it continues.
+    private struct Hashers {
+        var sha256: SHA256?
+        var md5: Insecure.MD5?
+        var whole: WholeDigests?
+
+        mutating func update(_ buffer: UnsafeRawBufferPointer) {
+            sha256?.update(bufferPointer: buffer)
+            md5?.update(bufferPointer: buffer)
+            if whole != nil {
+                whole!.sha256.update(bufferPointer: buffer)
+                whole!.md5.update(bufferPointer: buffer)
+                whole!.count += Int64(buffer.count)
+            }
+        }
+    }
+
+    private static func consume<Chunk: Collection>(_ chunk: Chunk, fd: Int32, hasher: inout Hashers, head: inout [UInt8]) throws
     where Chunk.Element == UInt8 {
         let done: Void? = try chunk.withContiguousStorageIfAvailable { buffer in
             try write(UnsafeRawBufferPointer(buffer), fd: fd, hasher: &hasher, head: &head)
@@ -77,8 +169,8 @@ public struct BlobWriter: Sendable {
         }
     }
 
-    private static func write(_ buffer: UnsafeRawBufferPointer, fd: Int32, hasher: inout SHA256, head: inout [UInt8]) throws {
-        hasher.update(bufferPointer: buffer)
+    private static func write(_ buffer: UnsafeRawBufferPointer, fd: Int32, hasher: inout Hashers, head: inout [UInt8]) throws {
+        hasher.update(buffer)
         if head.count < headLength {
             head.append(contentsOf: buffer.prefix(headLength - head.count))
         }

@@ -20,14 +20,22 @@ public struct ServiceConfiguration: Sendable {
 
     /// How many images are decoded at once; more uploads wait their turn.
     public var imageWorkers: Int
-    /// The secret for signed download URLs; `nil` disables them.
+    /// The secret for signed download URLs and download tokens made on upload; `nil` disables both.
     public var signingKey: [UInt8]?
+    /// Whether a new object gets a download token its readers see (unless the rules' `limit` says
+    /// `downloadTokens: false`).
+    public var makesDownloadTokens: Bool
+    /// How long an upload session lives without receiving bytes (seconds).
+    public var uploadExpiry: TimeInterval
 
     public init(
         temporaryDirectory: String, thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000,
         imageWorkers: Int = ProcessInfo.processInfo.activeProcessorCount, signingKey: [UInt8]? = nil,
-        quarantineDirectory: String? = nil, leaseDuration: TimeInterval = 3600, now: @escaping @Sendable () -> Date = { Date() }
+        quarantineDirectory: String? = nil, leaseDuration: TimeInterval = 3600, makesDownloadTokens: Bool = true,
+        uploadExpiry: TimeInterval = 24 * 3600, now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.makesDownloadTokens = makesDownloadTokens
+        self.uploadExpiry = uploadExpiry
         self.quarantineDirectory = quarantineDirectory
         self.leaseDuration = leaseDuration
         self.now = now

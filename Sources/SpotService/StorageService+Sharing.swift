@@ -7,6 +7,8 @@ public struct Download: Sendable, Equatable {
     public var digest: Digest
     public var size: Int64
     public var contentType: String
+    /// The headers the uploader set (`Cache-Control`, `Content-Disposition`…).
+    public var settings: ObjectSettings
 }
 
 extension StorageService {
@@ -53,6 +55,24 @@ extension StorageService {
             throw SpotError(.notFound, "there is no object \(path)")
         }
         return (token, info)
+    }
+
+    /// The download token a new object at `path` gets (Firebase's `downloadTokens`, made
+    /// on upload): derived from the signing key, the path and the generation, so it can be
+    /// shown to readers while only its digest is stored; `nil` when tokens on upload are off.
+    func automaticDownloadToken(of path: ObjectPath, generation: Int64) -> String? {
+        guard configuration.makesDownloadTokens, let key = configuration.signingKey else { return nil }
+        return Tokens.derived(from: key, message: "download-token\n\(path.bucket)\n\(path.name)\n\(generation)")
+    }
+
+    /// The download token a reader of `object` sees in its metadata: the one made on upload,
+    /// while it is not revoked; `nil` otherwise.
+    public func visibleDownloadToken(of object: StoredObject) async throws -> String? {
+        guard let token = automaticDownloadToken(of: object.path, generation: object.generation),
+              let opened = try await catalog.object(at: object.path, downloadTokenDigest: Tokens.digest(of: token)),
+              opened.generation == object.generation
+        else { return nil }
+        return token
     }
 
     /// The live download tokens of the object at `path` (ids and dates; the owner only).
@@ -117,10 +137,10 @@ extension StorageService {
     /// - Throws: `.internal` ("damaged: …") when `fsck --repair` marked the blob damaged.
     func download(of object: StoredObject, spot: SpotState?, for user: User?, damage: [Digest: String]) async throws -> Download {
         if let reason = damage[object.digest] { throw Self.damaged(object.digest, of: object.path.description, reason: reason) }
-        let original = Download(digest: object.digest, size: object.size, contentType: object.contentType)
+        let original = Download(digest: object.digest, size: object.size, contentType: object.contentType, settings: object.settings)
         guard ImageFormat(contentType: object.contentType) != nil, !Self.seesPosition(of: spot, user) else { return original }
         if let free = try await catalog.locationFreeDigest(of: object.digest), let size = try await blobs.size(of: free) {
-            return Download(digest: free, size: size, contentType: object.contentType)
+            return Download(digest: free, size: size, contentType: object.contentType, settings: object.settings)
         }
         guard let bytes = try await blobs.read(object.digest) else {
             throw SpotError(.internal, "blob \(object.digest) of \(object.path) is missing; run `spotstore fsck`")
@@ -137,7 +157,7 @@ extension StorageService {
             try? await catalog.releaseLease(lease)
             throw error
         }
-        return Download(digest: free, size: Int64(stripped.count), contentType: object.contentType)
+        return Download(digest: free, size: Int64(stripped.count), contentType: object.contentType, settings: object.settings)
     }
 }
 

@@ -18,6 +18,18 @@ struct AuthorizedUpload: Sendable {
     var reservation: UploadCoordinator.Reservation?
 }
 
+/// What an upload says about the object besides its bytes.
+public struct UploadDetails: Sendable, Equatable, Codable {
+    public var settings: ObjectSettings
+    /// The MD5 the client says the bytes have (Firebase's `md5Hash`); a mismatch stores nothing.
+    public var md5: [UInt8]?
+
+    public init(settings: ObjectSettings = ObjectSettings(), md5: [UInt8]? = nil) {
+        self.settings = settings
+        self.md5 = md5
+    }
+}
+
 /// Staged bytes once sniffed and allowed again for what they really are.
 struct JudgedUpload: Sendable {
     var staged: StagedBlob
@@ -47,31 +59,51 @@ extension StorageService {
     /// - Parameters:
     ///   - contentType: the client's claim, used only for content that is not a known image.
     ///   - declaredSize: the Content-Length, if any; never trusted beyond an early refusal.
+    ///   - details: settings and the MD5 the client expects, if any.
     public func upload<Body: AsyncSequence>(
-        _ path: ObjectPath, by user: User?, contentType: String?, declaredSize: Int64?, body: Body
+        _ path: ObjectPath, by user: User?, contentType: String?, declaredSize: Int64?, details: UploadDetails = UploadDetails(),
+        body: Body
     ) async throws -> StoredObject where Body.Element: Collection, Body.Element.Element == UInt8 {
-        let authorized = try await authorizeUpload(path, by: user, contentType: contentType ?? "application/octet-stream", declaredSize: declaredSize)
+        try details.settings.validate()
+        let authorized = try await authorizeUpload(
+            path, by: user, contentType: contentType ?? "application/octet-stream", declaredSize: declaredSize,
+            metadata: details.settings.custom)
         do {
             let staged = try await writer.stage(body, maxBytes: authorized.limits.maxBytes)
-            let object: StoredObject
-            do {
-                let judged = try judge(staged, authorized)
-                let analysis = try await analyze(judged, makesThumbnails: authorized.limits.makesThumbnails)
-                let new = try await put(judged, analysis, as: authorized)
-                do {
-                    object = try await catalog.commit(new, admission: authorized.admission)
-                } catch {
-                    if let lease = new.lease { try? await catalog.releaseLease(lease) }
-                    throw error
-                }
-            } catch {
-                try? FileManager.default.removeItem(atPath: staged.path)
-                throw error
-            }
+            let object = try await complete(staged, authorized, details: details, session: nil)
             if let reservation = authorized.reservation { await coordinator.release(reservation) }
             return object
         } catch {
             if let reservation = authorized.reservation { await coordinator.release(reservation) }
+            throw error
+        }
+    }
+
+    /// Judge, analyze, put and commit `staged` (removed on failure); `session` is the upload
+    /// session the commit completes, if any.
+    func complete(_ staged: StagedBlob, _ authorized: AuthorizedUpload, details: UploadDetails, session: String?) async throws -> StoredObject {
+        do {
+            if let expected = details.md5, expected != staged.md5 {
+                throw SpotError(.badRequest, "the bytes received do not have the md5Hash the client gave; nothing was stored")
+            }
+            let judged = try judge(staged, authorized)
+            let analysis = try await analyze(judged, makesThumbnails: authorized.limits.makesThumbnails)
+            var new = try await put(judged, analysis, as: authorized)
+            new.md5 = staged.md5
+            new.settings = details.settings
+            new.generation = Int64((configuration.now().timeIntervalSince1970 * 1_000_000).rounded())
+            new.uploadSession = session
+            if authorized.limits.makesDownloadToken, let token = automaticDownloadToken(of: new.path, generation: new.generation) {
+                new.downloadTokenDigest = Tokens.digest(of: token)
+            }
+            do {
+                return try await catalog.commit(new, admission: authorized.admission)
+            } catch {
+                if let lease = new.lease { try? await catalog.releaseLease(lease) }
+                throw error
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: staged.path)
             throw error
         }
     }
@@ -103,22 +135,11 @@ extension StorageService {
 
     /// The policy's decision on an upload before its body is read, with a slot held in
     /// its spot's in-process count (an early refusal only: the commit decides).
-    func authorizeUpload(_ path: ObjectPath, by user: User?, contentType: String, declaredSize: Int64?) async throws -> AuthorizedUpload {
-        let existing = try await catalog.object(at: path)
-        let isNewObject = existing == nil
-        let request = AccessRequest(
-            auth: user.map(Self.auth), operation: isNewObject ? .create : .update, bucket: path.bucket, name: path.name,
-            resource: existing, incoming: IncomingObject(size: declaredSize ?? 0, contentType: contentType))
-        let policy = self.policy
-        let decide = { @Sendable (spot: SpotState?) throws(SpotError) -> AuthorizedUpload in
-            var asked = request
-            asked.spot = spot
-            let limits = try policy.authorize(asked)
-            if let refusal = limits.refusalBeforeBody(declaredSize: declaredSize, spot: spot, isNewObject: isNewObject) { throw refusal }
-            return AuthorizedUpload(
-                path: path, owner: user?.uid ?? "", request: asked, limits: limits,
-                admission: Self.admission(of: asked, in: path, limits: limits, policy: policy))
-        }
+    func authorizeUpload(
+        _ path: ObjectPath, by user: User?, contentType: String, declaredSize: Int64?, metadata: [String: String] = [:]
+    ) async throws -> AuthorizedUpload {
+        let (isNewObject, decide) = try await uploadDecision(
+            path, by: user, contentType: contentType, declaredSize: declaredSize, metadata: metadata)
         guard let spotID = path.topFolder else { return try decide(nil) }
         let admitted = try await coordinator.admit(
             bucket: path.bucket, spotID: spotID, committed: try await catalog.spot(bucket: path.bucket, id: spotID),
@@ -126,6 +147,27 @@ extension StorageService {
         var authorized = admitted.decided
         authorized.reservation = admitted.reservation
         return authorized
+    }
+
+    /// How the policy decides on an upload to `path` given the state of its spot, and
+    /// whether it would make a new object.
+    func uploadDecision(_ path: ObjectPath, by user: User?, contentType: String, declaredSize: Int64?, metadata: [String: String]) async throws
+    -> (isNewObject: Bool, decide: @Sendable (SpotState?) throws(SpotError) -> AuthorizedUpload) {
+        let existing = try await catalog.object(at: path)
+        let isNewObject = existing == nil
+        let request = AccessRequest(
+            auth: user.map(Self.auth), operation: isNewObject ? .create : .update, bucket: path.bucket, name: path.name,
+            resource: existing, incoming: IncomingObject(size: declaredSize ?? 0, contentType: contentType, metadata: metadata))
+        let policy = self.policy
+        return (isNewObject, { @Sendable (spot: SpotState?) throws(SpotError) -> AuthorizedUpload in
+            var asked = request
+            asked.spot = spot
+            let limits = try policy.authorize(asked)
+            if let refusal = limits.refusalBeforeBody(declaredSize: declaredSize, spot: spot, isNewObject: isNewObject) { throw refusal }
+            return AuthorizedUpload(
+                path: path, owner: user?.uid ?? "", request: asked, limits: limits,
+                admission: Self.admission(of: asked, in: path, limits: limits, policy: policy))
+        })
     }
 
     /// A uid no user can have (uids have no spaces): the owner of a spot in the question
@@ -152,7 +194,7 @@ extension StorageService {
         let contentType = format?.contentType ?? (ImageFormat(contentType: claimed) != nil ? "application/octet-stream" : claimed)
         if let refusal = authorized.limits.refusal(ofContentType: staged.size == 0 ? "empty" : contentType) { throw refusal }
         var received = authorized.request
-        received.incoming = IncomingObject(size: staged.size, contentType: contentType)
+        received.incoming = IncomingObject(size: staged.size, contentType: contentType, metadata: received.incoming?.metadata ?? [:])
         _ = try policy.authorize(received)
         return JudgedUpload(staged: staged, contentType: contentType, format: format)
     }

@@ -20,6 +20,8 @@ public struct StorageService: Sendable {
     let writer: BlobWriter
     let analyzer: PhotoAnalyzer
     let coordinator = UploadCoordinator()
+    let runningDigests = RunningDigests()
+    let appendsInFlight = AppendsInFlight()
     let imageWork: OffPoolRunner
 
     /// Creates the temporary directory if needed.

@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import SpotCore
 
 /// API tokens: random, shown once, stored only as their SHA-256.
@@ -22,6 +23,14 @@ public enum Tokens {
         }
         if bits > 0 { text.append(alphabet[(value << (6 - bits)) & 63]) }
         return text
+    }
+
+    /// A token that anyone holding `key` can work out again from `message`: the first 128
+    /// bits of its HMAC-SHA256, as a lowercase UUID (the shape of Firebase's download tokens).
+    public static func derived(from key: [UInt8], message: String) -> String {
+        let mac = Array(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: SymmetricKey(data: key)))
+        return UUID(uuid: (mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], mac[6], mac[7],
+                           mac[8], mac[9], mac[10], mac[11], mac[12], mac[13], mac[14], mac[15])).uuidString.lowercased()
     }
 
     /// The digest the catalog stores for `token`.

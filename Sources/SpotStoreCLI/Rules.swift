@@ -150,6 +150,7 @@ extension SpotStoreCommand.Rules {
             if let objects = limits.maxObjectsPerSpot { parts.append("objects \(objects) per spot") }
             if let types = limits.allowedContentTypes { parts.append("types \(types.sorted().joined(separator: ", "))") }
             parts.append("thumbnails \(limits.makesThumbnails ? "on" : "off")")
+            if !limits.makesDownloadToken { parts.append("download tokens off") }
             return parts.joined(separator: ", ")
         }
     }

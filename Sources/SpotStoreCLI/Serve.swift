@@ -58,6 +58,12 @@ extension SpotStoreCommand {
         @Option(help: ArgumentHelp("How long a connection may send nothing (no request, or one cut short) before it is closed (like 60s or 5m).", valueName: "duration"))
         var idleTimeout: String = "60s"
 
+        @Option(help: ArgumentHelp("How long a resumable upload session lives without receiving bytes before it is removed with its bytes (like 24h or 30m).", valueName: "duration"))
+        var uploadExpiry: String = "24h"
+
+        @Flag(help: "Make no download token on upload: metadata then has no downloadTokens and Firebase's getDownloadURL() fails (rules can also say `limit downloadTokens: false;`).")
+        var noDownloadTokens = false
+
         @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
         var logLevel: String = "info"
 
@@ -69,6 +75,7 @@ extension SpotStoreCommand {
             guard maxFailedAuth >= 1 else { throw ValidationError("--max-failed-auth must be at least 1") }
             _ = try parseDuration(drainTimeout)
             guard try parseDuration(idleTimeout) > 0 else { throw ValidationError("--idle-timeout must be more than 0") }
+            guard try parseDuration(uploadExpiry) > 0 else { throw ValidationError("--upload-expiry must be more than 0") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
             try authOptions.validate(host: host, exposed: !trustedProxies.isEmpty || publicURL != nil)
         }
@@ -96,7 +103,11 @@ extension SpotStoreCommand {
             let metrics = Metrics()
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
             let identities = try authOptions.verifier(logger: logger)
-            try await layout.withService(serving: true, policy: policy, signingKeyFile: signingKey) { service in
+            let expiry = try parseDuration(uploadExpiry)
+            try await layout.withService(serving: true, policy: policy, signingKeyFile: signingKey, configure: {
+                $0.uploadExpiry = expiry
+                $0.makesDownloadTokens = !noDownloadTokens
+            }) { service in
                 var service = service
                 service.identities = identities
                 logger.notice("serving", metadata: ["store": "\(storeOptions.store)", "url": "http://\(host):\(port)"])

@@ -41,6 +41,7 @@ struct StoreLayout {
     /// default rules. `signingKeyFile` replaces the catalog's key (give every instance the same file).
     func withService<Result>(
         serving: Bool = false, policy: (any AccessPolicy)? = nil, signingKeyFile: String? = nil,
+        configure: (inout ServiceConfiguration) -> Void = { _ in },
         _ body: (StorageService) async throws -> Result
     ) async throws -> Result {
         try prepareRoot()
@@ -55,13 +56,14 @@ struct StoreLayout {
         }
         let closeBackends = { await closeBlobs(); await closeCatalog() }
         do {
+            var configuration = ServiceConfiguration(
+                temporaryDirectory: temporary, signingKey: serving ? try await signingKey(in: catalog, file: signingKeyFile) : nil,
+                quarantineDirectory: quarantinePath)
+            configure(&configuration)
             let service = try StorageService(
                 catalog: catalog, blobs: blobs,
                 policy: try policy ?? RulesPolicy(text: RulesPolicy.defaultText, fileName: "default rules"),
-                geocoder: serving ? try OfflineGeocoder.bundled() : nil,
-                configuration: ServiceConfiguration(
-                    temporaryDirectory: temporary, signingKey: serving ? try await signingKey(in: catalog, file: signingKeyFile) : nil,
-                    quarantineDirectory: quarantinePath))
+                geocoder: serving ? try OfflineGeocoder.bundled() : nil, configuration: configuration)
             try service.sweepTemporaryFiles()
             let result = try await body(service)
             await closeBackends()

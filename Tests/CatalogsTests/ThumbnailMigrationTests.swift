@@ -1,8 +1,6 @@
 @testable import Catalogs
 import Foundation
 import GRDB
-@testable import PostgresCatalog
-import PostgresNIO
 import SpotCore
 import Testing
 import TestSupport
@@ -26,22 +24,16 @@ import TestSupport
     }
 
     @Test func aVersion5SQLiteFileKeepsItsThumbnails() async throws {
-        try await withTemporaryDirectory { folder in
-            let file = folder.appendingPathComponent("catalog.sqlite").path
-            do {
-                let v5 = try DatabaseQueue(path: file, configuration: SQLiteCatalog.makeConfiguration())
-                try SQLiteCatalog.migrator.migrate(v5, upTo: "v5")
-                try await v5.write { db in
-                    try db.execute(sql: """
-                        INSERT INTO objects (bucket, name, digest, size, contentType, owner, createdAt, updatedAt)
-                        VALUES ('spots', 'a.jpg', ?, 1, 'image/jpeg', 'alice', '2024-01-01 00:00:00.000', '2024-01-01 00:00:00.000')
-                        """, arguments: [digest(1).hex])
-                    try db.execute(sql: "INSERT INTO photos (digest, width, height, orientation) VALUES (?, 4000, 3000, 1)", arguments: [digest(1).hex])
-                    try db.execute(sql: """
-                        INSERT INTO thumbnails (digest, size, thumbDigest, width, height, byteCount, contentType) VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: [digest(1).hex, 256, Self.jpeg.digest.hex, Self.jpeg.width, Self.jpeg.height, Self.jpeg.byteCount, Self.jpeg.contentType])
-                }
-            }
+        try await withSQLiteFile(migratedUpTo: "v5") { db in
+            try db.execute(sql: """
+                INSERT INTO objects (bucket, name, digest, size, contentType, owner, createdAt, updatedAt)
+                VALUES ('spots', 'a.jpg', ?, 1, 'image/jpeg', 'alice', '2024-01-01 00:00:00.000', '2024-01-01 00:00:00.000')
+                """, arguments: [digest(1).hex])
+            try db.execute(sql: "INSERT INTO photos (digest, width, height, orientation) VALUES (?, 4000, 3000, 1)", arguments: [digest(1).hex])
+            try db.execute(sql: """
+                INSERT INTO thumbnails (digest, size, thumbDigest, width, height, byteCount, contentType) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [digest(1).hex, 256, Self.jpeg.digest.hex, Self.jpeg.width, Self.jpeg.height, Self.jpeg.byteCount, Self.jpeg.contentType])
+        } _: { file in
             let catalog = try SQLiteCatalog(path: file)
             try await Self.checkMigrated(catalog)
             let indexes = try await catalog.dbWriter.read { db in try db.indexes(on: "thumbnails").map(\.columns) }
@@ -49,37 +41,21 @@ import TestSupport
         }
     }
 
+    /// A database as version 1 left it, with a thumbnail as version 1 stored it.
     @Test(.enabled(if: PostgresTestServer.isEnabled))
     func aVersion1PostgreSQLDatabaseKeepsItsThumbnails() async throws {
-        let scratch = PostgresTestServer.Scratch()
-        do {
-            _ = try await scratch.catalog(onNewDatabase: true)
-            let database = try #require(scratch.databases.last)
-            // A database as version 1 left it, with a thumbnail as version 1 stored it.
-            try await PostgresTestServer.withAdminConnection(database: database) { connection in
-                let statements = ["DROP SCHEMA public CASCADE", "CREATE SCHEMA public",
-                                  "CREATE TABLE migrations (version bigint PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"]
-                    + PostgresCatalog.schemaV1 + [
-                    "INSERT INTO migrations (version) VALUES (1)",
-                    """
-                    INSERT INTO objects (bucket, name, digest, size, content_type, owner, created_at, updated_at)
-                    VALUES ('spots', 'a.jpg', '\(digest(1).hex)', 1, 'image/jpeg', 'alice', now(), now())
-                    """,
-                    "INSERT INTO photos (digest, width, height, orientation) VALUES ('\(digest(1).hex)', 4000, 3000, 1)",
-                    """
-                    INSERT INTO thumbnails (digest, size, thumb_digest, width, height, byte_count, content_type)
-                    VALUES ('\(digest(1).hex)', 256, '\(Self.jpeg.digest.hex)', \(Self.jpeg.width), \(Self.jpeg.height), \(Self.jpeg.byteCount), 'image/jpeg')
-                    """,
-                ]
-                for statement in statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: PostgresTestServer.logger)
-                }
-            }
-            try await Self.checkMigrated(try await scratch.catalog(onNewDatabase: false))
-        } catch {
-            await scratch.cleanUp()
-            throw error
+        try await withPostgresDatabase(migratedUpTo: 1, rows: [
+            """
+            INSERT INTO objects (bucket, name, digest, size, content_type, owner, created_at, updated_at)
+            VALUES ('spots', 'a.jpg', '\(digest(1).hex)', 1, 'image/jpeg', 'alice', now(), now())
+            """,
+            "INSERT INTO photos (digest, width, height, orientation) VALUES ('\(digest(1).hex)', 4000, 3000, 1)",
+            """
+            INSERT INTO thumbnails (digest, size, thumb_digest, width, height, byte_count, content_type)
+            VALUES ('\(digest(1).hex)', 256, '\(Self.jpeg.digest.hex)', \(Self.jpeg.width), \(Self.jpeg.height), \(Self.jpeg.byteCount), 'image/jpeg')
+            """,
+        ]) { catalog, _ in
+            try await Self.checkMigrated(catalog)
         }
-        await scratch.cleanUp()
     }
 }

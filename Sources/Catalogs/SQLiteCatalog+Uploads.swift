@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import CatalogPlanning
+import SpotCore
+
+extension SQLiteCatalog {
+    /// Records `session` in one IMMEDIATE transaction that first drops its spot's sessions
+    /// that expired before `now`, then lets the spot decide as `commit` does, counting every
+    /// session of the spot as an object (`SpotOccupancy`). The write lock is held from the
+    /// start, so sessions started at once from any connection or process take turns.
+    /// - Throws: `.forbidden` or `.conflict` when the spot refuses; `.conflict` when a
+    ///   session with the same id exists.
+    public func startUpload(_ session: UploadSession, now: Date) async throws {
+        try await write { db in
+            if let spotId = session.path.topFolder {
+                try db.execute(
+                    sql: "DELETE FROM uploadSessions WHERE bucket = ? AND spotId = ? AND expiresAt < ?",
+                    arguments: [session.path.bucket, spotId, now])
+                let occupancy = try Self.occupancy(of: SpotKey(bucket: session.path.bucket, id: spotId), db)
+                let isReplacement = try ObjectRecord.exists(db, key: ObjectRecord.key(session.path))
+                if let refusal = occupancy.refusal(of: session.owner, admission: session.admission, isReplacement: isReplacement) {
+                    throw refusal
+                }
+            }
+            do {
+                try UploadSessionRecord(session).insert(db)
+            } catch let error as DatabaseError where error.isUniqueViolation {
+                throw SpotError.uploadSessionExists
+            }
+        }
+    }
+
+    public func uploadSession(_ id: String) async throws -> UploadSession? {
+        try readNow { db in try Self.fetchUploadSession(id, db) }
+    }
+
+    /// Appends `chunk` to session `id` in one transaction: the session is checked
+    /// (`UploadSession.checkAppending`), then the lease is released and the chunk recorded.
+    public func appendChunk(_ chunk: UploadChunk, to id: String, lease: LeaseID, expiresAt: Date) async throws -> UploadSession {
+        try await write { db in
+            guard var session = try Self.fetchUploadSession(id, db) else { throw SpotError.noUploadSession }
+            try session.checkAppending(chunk)
+            try Self.release(heldLease: lease, db)
+            try UploadChunkRecord(chunk, of: id).insert(db)
+            try db.execute(sql: "UPDATE uploadSessions SET expiresAt = ? WHERE id = ?", arguments: [expiresAt, id])
+            session.chunks.append(chunk)
+            session.expiresAt = expiresAt
+            return session
+        }
+    }
+
+    public func declareSize(_ size: Int64, of id: String) async throws -> UploadSession? {
+        try await write { db in
+            guard var session = try Self.fetchUploadSession(id, db) else { return nil }
+            try session.checkDeclaring(size)
+            try db.execute(sql: "UPDATE uploadSessions SET declaredSize = ? WHERE id = ?", arguments: [size, id])
+            session.declaredSize = size
+            return session
+        }
+    }
+
+    /// Removes session `id`; its chunks' rows go with it (cascade).
+    public func endUpload(_ id: String) async throws -> UploadSession? {
+        try await write { db in
+            guard let session = try Self.fetchUploadSession(id, db) else { return nil }
+            try UploadSessionRecord.deleteOne(db, key: id)
+            return session
+        }
+    }
+
+    /// Sessions that expired before `now`, earliest first (then by id), from one snapshot.
+    public func expiredUploads(before now: Date, limit: Int) async throws -> [UploadSession] {
+        try readNow { db in
+            let records = try UploadSessionRecord
+                .filter(Column("expiresAt") < now)
+                .order(Column("expiresAt"), Column("id"))
+                .limit(max(limit, 0))
+                .fetchAll(db)
+            return try records.map { record in try record.session(chunks: try Self.uploadChunks(of: record.id, db)) }
+        }
+    }
+
+    /// Session `id` with its chunks, or `nil`.
+    private static func fetchUploadSession(_ id: String, _ db: Database) throws -> UploadSession? {
+        guard let record = try UploadSessionRecord.fetchOne(db, key: id) else { return nil }
+        return try record.session(chunks: try uploadChunks(of: id, db))
+    }
+
+    /// The chunks of session `id`, in offset order.
+    private static func uploadChunks(of id: String, _ db: Database) throws -> [UploadChunk] {
+        try UploadChunkRecord.filter(Column("sessionId") == id).order(Column("offset")).fetchAll(db).map { try $0.chunk() }
+    }
+}

@@ -1,0 +1,120 @@
+import CatalogPlanning
+import Foundation
+import PostgresNIO
+import SpotCore
+
+extension PostgresCatalog {
+    /// Records `session` in one transaction that first drops its spot's sessions that
+    /// expired before `now`, then lets the spot decide as `commit` does, counting every
+    /// session of the spot as an object (`SpotOccupancy`). The spot's admission lock
+    /// (`lockAdmission`) is held throughout, so sessions started and objects committed into
+    /// one spot at once, from any connection or process, take turns.
+    /// - Throws: `.forbidden` or `.conflict` when the spot refuses; `.conflict` when a
+    ///   session with the same id exists.
+    public func startUpload(_ session: UploadSession, now: Date) async throws {
+        let record = UploadSessionRecord(session)
+        try await write { connection in
+            let logger = self.logger
+            if let spotId = record.spotId {
+                let spot = SpotKey(bucket: record.bucket, id: spotId)
+                try await Self.lockAdmission(to: spot, connection, logger: logger)
+                try await connection.query("""
+                    DELETE FROM upload_sessions WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND expires_at < \(now)
+                    """, logger: logger)
+                let (occupancy, isReplacement) = try await Self.lockedOccupancy(of: spot, name: record.name, connection, logger: logger)
+                if let refusal = occupancy.refusal(of: record.owner, admission: session.admission, isReplacement: isReplacement) {
+                    throw refusal
+                }
+            }
+            let inserted = try await connection.query("""
+                INSERT INTO upload_sessions (\(unescaped: Self.uploadSessionColumns))
+                VALUES (\(record.id), \(record.bucket), \(record.name), \(record.spotId), \(record.owner), \(record.declaredSize),
+                        \(record.maxObjects), \(record.requiresOwnership), \(record.terms), \(record.createdAt), \(record.expiresAt))
+                ON CONFLICT (id) DO NOTHING
+                RETURNING id
+                """, logger: logger).collect()
+            guard !inserted.isEmpty else { throw SpotError.uploadSessionExists }
+        }
+    }
+
+    public func uploadSession(_ id: String) async throws -> UploadSession? {
+        try await read { connection in try await Self.uploadSession(id, connection, logger: self.logger) }
+    }
+
+    /// Appends `chunk` to session `id` in one transaction holding the session's row
+    /// (`FOR UPDATE`), so two appends at one offset take turns and the second is refused:
+    /// the session is checked (`UploadSession.checkAppending`), then the lease is released
+    /// and the chunk recorded.
+    public func appendChunk(_ chunk: UploadChunk, to id: String, lease: LeaseID, expiresAt: Date) async throws -> UploadSession {
+        try await write { connection in
+            let logger = self.logger
+            guard var session = try await Self.uploadSession(id, lock: true, connection, logger: logger) else { throw SpotError.noUploadSession }
+            try session.checkAppending(chunk)
+            try await Self.release(heldLease: lease, connection, logger: logger)
+            try await connection.query("""
+                INSERT INTO upload_chunks (session_id, "offset", size, digest) VALUES (\(id), \(chunk.offset), \(chunk.size), \(chunk.digest.hex))
+                """, logger: logger)
+            try await connection.query("UPDATE upload_sessions SET expires_at = \(expiresAt) WHERE id = \(id)", logger: logger)
+            session.chunks.append(chunk)
+            session.expiresAt = expiresAt
+            return session
+        }
+    }
+
+    public func declareSize(_ size: Int64, of id: String) async throws -> UploadSession? {
+        try await write { connection in
+            guard var session = try await Self.uploadSession(id, lock: true, connection, logger: self.logger) else { return nil }
+            try session.checkDeclaring(size)
+            try await connection.query("UPDATE upload_sessions SET declared_size = \(size) WHERE id = \(id)", logger: self.logger)
+            session.declaredSize = size
+            return session
+        }
+    }
+
+    /// Removes session `id`; its chunks' rows go with it (cascade).
+    public func endUpload(_ id: String) async throws -> UploadSession? {
+        try await write { connection in
+            guard let session = try await Self.uploadSession(id, lock: true, connection, logger: self.logger) else { return nil }
+            try await connection.query("DELETE FROM upload_sessions WHERE id = \(id)", logger: self.logger)
+            return session
+        }
+    }
+
+    /// Sessions that expired before `now`, earliest first (then by id), from one snapshot.
+    public func expiredUploads(before now: Date, limit: Int) async throws -> [UploadSession] {
+        try await read { connection in
+            let records = try await connection.query("""
+                SELECT \(unescaped: Self.uploadSessionColumns) FROM upload_sessions WHERE expires_at < \(now)
+                ORDER BY expires_at, id LIMIT \(max(limit, 0))
+                """, logger: self.logger).collect().map(Self.uploadSessionRecord)
+            return try await Self.withChunks(records, connection, logger: self.logger)
+        }
+    }
+
+    /// Session `id` with its chunks (its row locked `FOR UPDATE` with `lock`), or `nil`.
+    private static func uploadSession(
+        _ id: String, lock: Bool = false, _ connection: PostgresConnection, logger: Logger
+    ) async throws -> UploadSession? {
+        let query: PostgresQuery = lock
+            ? "SELECT \(unescaped: uploadSessionColumns) FROM upload_sessions WHERE id = \(id) FOR UPDATE"
+            : "SELECT \(unescaped: uploadSessionColumns) FROM upload_sessions WHERE id = \(id)"
+        let records = try await connection.query(query, logger: logger).collect().map(uploadSessionRecord)
+        return try await withChunks(records, connection, logger: logger).first
+    }
+
+    /// `records` as sessions with their chunks (in offset order): one query.
+    private static func withChunks(
+        _ records: [UploadSessionRecord], _ connection: PostgresConnection, logger: Logger
+    ) async throws -> [UploadSession] {
+        guard !records.isEmpty else { return [] }
+        var chunks: [String: [UploadChunk]] = [:]
+        for row in try await connection.query("""
+            SELECT session_id, "offset", size, digest FROM upload_chunks WHERE session_id = ANY(\(records.map(\.id)))
+            ORDER BY session_id, "offset"
+            """, logger: logger).collect() {
+            let (sessionId, offset, size, digest) = try row.decode((String, Int64, Int64, String).self)
+            chunks[sessionId, default: []].append(UploadChunk(offset: offset, size: size, digest: try storedDigest(digest)))
+        }
+        return try records.map { try $0.session(chunks: chunks[$0.id] ?? []) }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import SpotAPI
+import SpotCore
+import SpotService
+
+/// Firebase Storage's upload protocols on `POST /v0/b/{bucket}/o`, as its SDKs speak them:
+/// multipart (`X-Goog-Upload-Protocol: multipart`: a JSON metadata part, then the bytes) and
+/// resumable (`X-Goog-Upload-Protocol: resumable` with `X-Goog-Upload-Command: start`, then
+/// `upload`, `upload, finalize`, `finalize`, `query` or `cancel` at the upload URL the start
+/// answers). Resumable uploads live in the catalog's upload sessions, so any instance goes on.
+extension ObjectRoutes {
+    static let uploadProtocol = HTTPField.Name("X-Goog-Upload-Protocol")!
+    static let uploadCommand = HTTPField.Name("X-Goog-Upload-Command")!
+    static let uploadOffset = HTTPField.Name("X-Goog-Upload-Offset")!
+    static let uploadStatus = HTTPField.Name("X-Goog-Upload-Status")!
+    static let uploadURL = HTTPField.Name("X-Goog-Upload-URL")!
+    static let sizeReceived = HTTPField.Name("X-Goog-Upload-Size-Received")!
+    static let chunkGranularity = HTTPField.Name("X-Goog-Upload-Chunk-Granularity")!
+    /// The declared size and type of a resumable start: the web SDK's spelling, then the iOS SDK's.
+    static let declaredLength = [HTTPField.Name("X-Goog-Upload-Header-Content-Length")!, HTTPField.Name("X-Goog-Upload-Content-Length")!]
+    static let declaredType = [HTTPField.Name("X-Goog-Upload-Header-Content-Type")!, HTTPField.Name("X-Goog-Upload-Content-Type")!]
+    /// The chunk size resumable clients are told to use multiples of (Firebase's 256 KiB).
+    static let granularity = 256 * 1024
+
+    /// The answer to a Firebase upload request, or `nil` when the request is a plain upload.
+    func firebaseUpload(_ request: Request, _ context: SpotRequestContext) async throws -> Response? {
+        let parameters = request.uri.queryParameters
+        if let id = parameters.get("upload_id") { return try await continueSession(id, request, context) }
+        let named = request.headers[Self.uploadProtocol]?.lowercased()
+        let contentType = request.headers[.contentType] ?? ""
+        if named == "multipart" || (named == nil && contentType.lowercased().hasPrefix("multipart/related")) {
+            return try await multipartUpload(request, context)
+        }
+        guard named == "resumable" else { return nil }
+        guard request.headers[Self.uploadCommand]?.lowercased() == "start" else {
+            throw SpotError(.badRequest, "a resumable upload starts with X-Goog-Upload-Command: start")
+        }
+        return try await startSession(request, context)
+    }
+
+    /// A multipart upload: the metadata part names the settings, the second part is stored.
+    private func multipartUpload(_ request: Request, _ context: SpotRequestContext) async throws -> Response {
+        let path = try namedPath(request, context)
+        return try await receiving(request, context) { user in
+            var body = try MultipartRelated(body: request.body, contentType: request.headers[.contentType] ?? "")
+            let (json, mediaType) = try await body.readMetadata()
+            let asked = try MetadataBody(json: json)
+            let details = try Self.details(of: asked, at: path)
+            return try await service.upload(
+                path, by: user, contentType: asked.change.contentType ?? mediaType, declaredSize: nil, details: details,
+                body: body.media())
+        }
+    }
+
+    /// `X-Goog-Upload-Command: start`: records the session and answers its upload URL.
+    private func startSession(_ request: Request, _ context: SpotRequestContext) async throws -> Response {
+        let path = try namedPath(request, context)
+        let user = try await authenticate(request, context)
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: MultipartRelated<RequestBody>.maxMetadataBytes)
+        } catch is NIOTooManyBytesError {
+            throw SpotError(.tooLarge, "the metadata of a resumable start is at most 64 KiB of JSON")
+        }
+        let asked = try MetadataBody(json: Array(body.readableBytesView))
+        let lengthText = Self.declaredLength.lazy.compactMap { request.headers[$0] }.first
+        let length = try lengthText.map { text throws(SpotError) in
+            guard let length = Int64(text), length >= 0 else {
+                throw SpotError(.badRequest, "X-Goog-Upload-Header-Content-Length must be a whole number of bytes, not '\(text)'")
+            }
+            return length
+        }
+        let contentType = Self.declaredType.lazy.compactMap { request.headers[$0] }.first ?? asked.change.contentType
+        let session = try await service.startUploadSession(
+            path, by: user, contentType: contentType, declaredSize: length, details: try Self.details(of: asked, at: path))
+        var url = URLComponents()
+        url.queryItems = [
+            .init(name: "name", value: path.name), .init(name: "uploadType", value: "resumable"),
+            .init(name: "upload_id", value: session.id), .init(name: "upload_protocol", value: "resumable"),
+        ]
+        var headers = HTTPFields()
+        headers[Self.uploadStatus] = "active"
+        headers[Self.uploadURL] = "\(baseURL(request, context))/v0/b/\(path.bucket)/o?\(url.percentEncodedQuery ?? "")"
+        headers[Self.chunkGranularity] = String(Self.granularity)
+        return Response(status: .ok, headers: headers)
+    }
+
+    /// A command at a session's upload URL.
+    private func continueSession(_ id: String, _ request: Request, _ context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
+        let id = try await uploadSession(id, context, by: user)
+        let commands = Set((request.headers[Self.uploadCommand] ?? "").lowercased().split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        })
+        if commands == ["query"] { return Self.status("active", received: try await service.resumptionPoint(of: id, by: user).received) }
+        if commands == ["cancel"] {
+            try await service.cancelUploadSession(id, by: user)
+            return Self.status("cancelled", received: nil)
+        }
+        guard !commands.isEmpty, commands.isSubset(of: ["upload", "finalize"]) else {
+            throw SpotError(.badRequest, "X-Goog-Upload-Command must be upload, 'upload, finalize', finalize, query or cancel")
+        }
+        guard let offsetText = request.headers[Self.uploadOffset], let offset = Int64(offsetText) else {
+            throw SpotError(.badRequest, "an upload command needs X-Goog-Upload-Offset: the offset of its first byte")
+        }
+        try Self.refuseTransferCodings(request)
+        do {
+            var end = offset
+            if commands.contains("upload") {
+                let session = try await gate.admitting { try await service.appendToUploadSession(
+                    id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) },
+                    body: request.body.map { $0.readableBytesView }) }
+                guard commands.contains("finalize") else { return Self.status("active", received: session.received) }
+                end = session.received
+            }
+            let object = try await gate.admitting { try await service.finishUploadSession(id, at: end, by: user) }
+            metrics.recordUpload(bytes: object.size)
+            var response = try await metadata(object, request, context)
+            response.headers[Self.uploadStatus] = "final"
+            return response
+        } catch let mismatch as UploadOffsetMismatch {
+            var response = Self.status("active", received: mismatch.expected)
+            response.status = .conflict
+            response.headers[.contentType] = "application/json"
+            response.body = .init(byteBuffer: ByteBuffer(string: #"{"error":{"code":409,"message":"the upload is at offset \#(mismatch.expected); send the bytes from there"}}"#))
+            return response
+        }
+    }
+
+    /// An empty answer with `X-Goog-Upload-Status` and, when given, the bytes received.
+    private static func status(_ status: String, received: Int64?) -> Response {
+        var headers = HTTPFields()
+        headers[uploadStatus] = status
+        if let received { headers[sizeReceived] = String(received) }
+        return Response(status: .ok, headers: headers)
+    }
+
+    /// The settings and expected MD5 of an upload from its metadata, which may not name
+    /// another object.
+    private static func details(of asked: MetadataBody, at path: ObjectPath) throws(SpotError) -> UploadDetails {
+        if let name = asked.name, name != path.name {
+            throw SpotError(.badRequest, "the metadata names '\(name)' but the upload is to '\(path.name)'")
+        }
+        return UploadDetails(settings: try ObjectSettings().applying(asked.change), md5: asked.md5)
+    }
+}

@@ -1,0 +1,399 @@
+import Access
+import Crypto
+import Foundation
+import NIOCore
+import SpotCore
+import Synchronization
+
+/// The decision taken when an upload session started, kept with it in the catalog
+/// (`UploadSession.terms`) so that any instance can finish it the same way.
+struct UploadTerms: Codable {
+    /// Who started the session, as the rules saw them.
+    var auth: Auth?
+    /// The client's claim of the content type.
+    var contentType: String
+    var limits: UploadLimits
+    var details: UploadDetails
+    /// What the client's protocol said about the upload, given back as it was (tus `Upload-Metadata`).
+    var clientMetadata: String?
+}
+
+/// A chunk sent at an offset other than the one the server holds (a retry, or bytes the
+/// server never got): the client must go on from `expected`.
+public struct UploadOffsetMismatch: Error, Sendable {
+    public let expected: Int64
+    public let session: UploadSession
+}
+
+/// A chunk whose bytes do not have the digest the client gave; nothing of it was kept.
+public struct ChunkChecksumMismatch: Error, Sendable {}
+
+/// The digest a client says a chunk has (tus `checksum`: `Upload-Checksum: sha1 <base64>`).
+public struct ChunkChecksum: Sendable {
+    /// The algorithms checked: SHA-256 comes with staging, SHA-1 (tus clients' usual default)
+    /// and MD5 are worked out from the staged chunk.
+    public static let algorithms = ["sha1", "sha256", "md5"]
+
+    public let algorithm: String
+    public let digest: [UInt8]
+
+    /// `nil` for an algorithm not in `algorithms`.
+    public init?(algorithm: String, digest: [UInt8]) {
+        guard Self.algorithms.contains(algorithm) else { return nil }
+        self.algorithm = algorithm
+        self.digest = digest
+    }
+
+    /// Whether `staged` has this digest.
+    func matches(_ staged: StagedBlob) throws -> Bool {
+        switch algorithm {
+        case "sha256": return staged.digest.bytes == digest
+        case "md5" where staged.md5 != nil: return staged.md5 == digest
+        case "md5": return Array(Insecure.MD5.hash(data: try Data(contentsOf: URL(fileURLWithPath: staged.path)))) == digest
+        default: return Array(Insecure.SHA1.hash(data: try Data(contentsOf: URL(fileURLWithPath: staged.path)))) == digest
+        }
+    }
+}
+
+extension StorageService {
+    /// Starts a resumable upload of `path`: the policy decides now on the declared size and
+    /// type, and the catalog reserves the object's place in its spot until the session is
+    /// finished, cancelled or expires.
+    /// - Throws: the policy's refusal; `.conflict` when the spot is full (counting other
+    ///   sessions); `.tooLarge` when `declaredSize` is over the limit.
+    /// - Parameters:
+    ///   - id: the session's id when it was announced before (43 base64url characters,
+    ///     `Tokens.generate(prefix: "")`); a new one otherwise.
+    ///   - clientMetadata: what the client's protocol said about the upload, for
+    ///     `clientMetadata(of:)` (tus `Upload-Metadata`); at most 8 KiB.
+    public func startUploadSession(
+        _ path: ObjectPath, by user: User?, contentType: String?, declaredSize: Int64?, details: UploadDetails = UploadDetails(),
+        id: String? = nil, clientMetadata: String? = nil
+    ) async throws -> UploadSession {
+        if let clientMetadata, clientMetadata.utf8.count > ObjectSettings.maxCustomBytes {
+            throw SpotError(.badRequest, "the upload's metadata is over \(ObjectSettings.maxCustomBytes / 1024) KiB")
+        }
+        try details.settings.validate()
+        if let declaredSize, declaredSize < 0 { throw SpotError(.badRequest, "the declared size must not be negative") }
+        let claimed = contentType ?? "application/octet-stream"
+        let (_, decide) = try await uploadDecision(
+            path, by: user, contentType: claimed, declaredSize: declaredSize, metadata: details.settings.custom)
+        var spot: SpotState?
+        if let spotID = path.topFolder { spot = try await catalog.spot(bucket: path.bucket, id: spotID) }
+        let authorized = try decide(spot)
+        let terms = UploadTerms(
+            auth: authorized.request.auth, contentType: claimed, limits: authorized.limits, details: details, clientMetadata: clientMetadata)
+        let now = configuration.now()
+        let session = UploadSession(
+            id: id ?? Tokens.generate(prefix: ""), path: path, owner: authorized.owner, declaredSize: declaredSize,
+            admission: authorized.admission, terms: String(decoding: try JSONEncoder().encode(terms), as: UTF8.self),
+            createdAt: now, expiresAt: now.addingTimeInterval(configuration.uploadExpiry))
+        try await catalog.startUpload(session, now: now)
+        return session
+    }
+
+    /// Session `id` for a client asking where to go on after a dropped connection: once the
+    /// bytes that connection brought are stored, when this process was receiving them (it
+    /// waits up to `settleTime` for that request to end, so the answer does not send the
+    /// client back to an older offset).
+    /// - Throws: as `uploadSession(_:by:)`.
+    public func resumptionPoint(of id: String, by user: User?) async throws -> UploadSession {
+        await appendsInFlight.waitUntilNone(for: id, atMost: Self.settleTime)
+        return try await uploadSession(id, by: user)
+    }
+
+    /// How long `resumptionPoint(of:by:)` waits for a request still storing bytes of the session.
+    static let settleTime: Duration = .seconds(3)
+
+    /// Session `id` as it is now.
+    /// - Throws: `.notFound` when it finished, was cancelled or expired; `.forbidden` when
+    ///   `user` is signed in as someone other than its owner.
+    public func uploadSession(_ id: String, by user: User?) async throws -> UploadSession {
+        // An expired session is gone for clients at once, before the sweeper removes it.
+        guard let session = try await catalog.uploadSession(id), session.expiresAt > configuration.now() else {
+            throw SpotError(.notFound, "there is no upload session \(id): it finished, was cancelled or expired; start the upload again")
+        }
+        // The session's id is the capability (as with Firebase's upload URLs): a request
+        // without a token may go on; one signed in as someone else may not.
+        if let user, user.uid != session.owner {
+            throw SpotError(.forbidden, "upload session \(id) belongs to another user")
+        }
+        return session
+    }
+
+    /// Appends `body` to session `id` at `offset`, stored as one chunk, and returns the session.
+    /// When the body breaks off (the connection dropped, or fewer than `length` bytes came),
+    /// the bytes that arrived are kept, so the client resumes from where they end.
+    /// - Parameters:
+    ///   - length: the Content-Length, if any.
+    ///   - checksum: the digest the client says the chunk has (tus `checksum`); then a chunk
+    ///     cut short is not kept, since it cannot be checked.
+    /// - Throws: `UploadOffsetMismatch` when `offset` is not where the session is;
+    ///   `ChunkChecksumMismatch`; `.tooLarge` for bytes past the declared size or the limit;
+    ///   `.badRequest` when the body ended early; errors of `uploadSession(_:by:)`.
+    public func appendToUploadSession<Body: AsyncSequence>(
+        _ id: String, at offset: Int64, by user: User?, length: Int64? = nil, checksum: ChunkChecksum? = nil, body: Body
+    ) async throws -> UploadSession where Body.Element: Collection, Body.Element.Element == UInt8 {
+        appendsInFlight.begin(id)
+        defer { appendsInFlight.end(id) }
+        let session = try await uploadSession(id, by: user)
+        guard offset == session.received else { throw UploadOffsetMismatch(expected: session.received, session: session) }
+        let terms = try Self.terms(of: session)
+        let room = min(terms.limits.maxBytes, session.declaredSize ?? .max) - offset
+        // The digests of the whole upload go on from the last chunk when this process received
+        // it; without them, finishing reads the chunks back to hash them.
+        let whole = offset == 0 ? WholeDigests() : runningDigests.take(id, at: offset)
+        let (staged, interruption, continued): (StagedBlob, (any Error)?, WholeDigests?)
+        do {
+            (staged, interruption, continued) = try await writer.stageKeepingPartial(body, maxBytes: room, continuing: whole)
+        } catch let error as SpotError where error.kind == .tooLarge {
+            let bound = session.declaredSize.map { "the declared size of \($0) bytes" } ?? "the limit of \(UploadLimits.describe(bytes: terms.limits.maxBytes)) for this path"
+            throw SpotError(.tooLarge, "bytes past \(bound) were sent to upload session \(id); nothing of this request was kept")
+        }
+        defer { try? FileManager.default.removeItem(atPath: staged.path) }
+        let complete = interruption == nil && (length.map { staged.size == $0 } ?? true)
+        if let checksum {
+            guard complete else { throw interruption ?? SpotError(.badRequest, "the chunk ended early; nothing of it was kept") }
+            guard try checksum.matches(staged) else { throw ChunkChecksumMismatch() }
+        }
+        var appended = session
+        if staged.size > 0 {
+            appended = try await append(staged, at: offset, to: id, by: user)
+        }
+        if let continued { runningDigests.keep(continued, for: id) }
+        guard complete else {
+            throw interruption ?? SpotError(.badRequest, "the body ended after \(staged.size) of its \(length ?? 0) bytes; the upload holds \(appended.received): go on from there")
+        }
+        return appended
+    }
+
+    /// Stores `staged` as the chunk of session `id` at `offset`.
+    private func append(_ staged: StagedBlob, at offset: Int64, to id: String, by user: User?) async throws -> UploadSession {
+        let lease = try await leaseBlobs([staged.digest])
+        do {
+            try await blobs.store(fileAt: staged.path, as: staged.digest)
+            return try await catalog.appendChunk(
+                UploadChunk(offset: offset, size: staged.size, digest: staged.digest), to: id, lease: lease,
+                expiresAt: configuration.now().addingTimeInterval(configuration.uploadExpiry))
+        } catch let error as SpotError where error.kind == .conflict {
+            try? await catalog.releaseLease(lease)
+            let now = try await uploadSession(id, by: user)
+            throw UploadOffsetMismatch(expected: now.received, session: now)
+        } catch {
+            try? await catalog.releaseLease(lease)
+            throw error
+        }
+    }
+
+    /// Sets the total size of session `id` once the client knows it (the last chunk).
+    /// - Throws: `.conflict` when another size was declared or more bytes arrived;
+    ///   `.tooLarge` over the limit.
+    public func declareSize(_ size: Int64, ofUploadSession id: String, by user: User?) async throws -> UploadSession {
+        let session = try await uploadSession(id, by: user)
+        if session.declaredSize == size { return session }
+        let terms = try Self.terms(of: session)
+        guard size <= terms.limits.maxBytes else {
+            throw SpotError(.tooLarge, "the upload is \(size) bytes; the limit for this path is \(UploadLimits.describe(bytes: terms.limits.maxBytes))")
+        }
+        guard let updated = try await catalog.declareSize(size, of: id) else { return try await uploadSession(id, by: user) }
+        return updated
+    }
+
+    /// Finishes session `id`: its bytes go through the same steps as a one-shot upload
+    /// (sniffed, decided on again by the policy, analysed, stored) and are committed
+    /// with the session removed in the same transaction.
+    /// A session without a declared size ends at what it received.
+    /// - Throws: `UploadOffsetMismatch` when the client's `offset` (its idea of the end) is
+    ///   not what the session received; `.conflict` when fewer bytes than declared arrived;
+    ///   any refusal of the finished bytes (`refusalsOfFinishedBytes` end the session; after
+    ///   others, such as `.unavailable`, the client may try again).
+    public func finishUploadSession(_ id: String, at offset: Int64? = nil, by user: User?) async throws -> StoredObject {
+        var session = try await uploadSession(id, by: user)
+        if let offset, offset != session.received { throw UploadOffsetMismatch(expected: session.received, session: session) }
+        if session.declaredSize == nil { session = try await declareSize(session.received, ofUploadSession: id, by: user) }
+        if let declared = session.declaredSize, declared != session.received {
+            throw SpotError(.conflict, "upload session \(id) holds \(session.received) of the \(declared) bytes declared; send the rest from offset \(session.received)")
+        }
+        let terms = try Self.terms(of: session)
+        let existing = try await catalog.object(at: session.path)
+        let request = AccessRequest(
+            auth: terms.auth, operation: existing == nil ? .create : .update, bucket: session.path.bucket, name: session.path.name,
+            spot: try await spotState(of: session.path), resource: existing,
+            incoming: IncomingObject(size: session.received, contentType: terms.contentType, metadata: terms.details.settings.custom))
+        let authorized = AuthorizedUpload(
+            path: session.path, owner: session.owner, request: request, limits: terms.limits, admission: session.admission)
+        let bytes = SessionBytes(blobs: blobs, chunks: session.chunks)
+        let staged = if let whole = runningDigests.take(id, at: session.received) {
+            try await writer.assemble(bytes, whole: whole)
+        } else {
+            try await writer.stage(bytes, maxBytes: terms.limits.maxBytes)
+        }
+        do {
+            let object = try await complete(staged, authorized, details: terms.details, session: id)
+            await discard(session.chunks)
+            return object
+        } catch let refusal as SpotError where Self.refusalsOfFinishedBytes.contains(refusal.kind) {
+            // These bytes can never be stored: the session ends now rather than hold its place.
+            if let ended = try await catalog.endUpload(id) { await discard(ended.chunks) }
+            throw refusal
+        }
+    }
+
+    /// What the policy and the image checks answer about bytes that will never be stored.
+    static let refusalsOfFinishedBytes: Set<SpotError.Kind> = [.forbidden, .unsupportedMediaType, .invalidContent, .tooLarge, .badRequest]
+
+    /// Cancels session `id`: its place in the spot is freed and its bytes removed.
+    public func cancelUploadSession(_ id: String, by user: User?) async throws {
+        _ = try await uploadSession(id, by: user)
+        if let ended = try await catalog.endUpload(id) { await discard(ended.chunks) }
+    }
+
+    /// Removes the sessions that expired by now with their bytes; returns how many.
+    @discardableResult
+    public func sweepExpiredUploads() async throws -> Int {
+        var swept = 0
+        while true {
+            let expired = try await catalog.expiredUploads(before: configuration.now(), limit: 100)
+            for session in expired {
+                if let ended = try await catalog.endUpload(session.id) {
+                    await discard(ended.chunks)
+                    swept += 1
+                }
+            }
+            if expired.count < 100 { return swept }
+        }
+    }
+
+    /// Removes the blobs of `chunks` that nothing else names (a chunk may hold the same
+    /// bytes as an object); whatever fails here is left for gc.
+    private func discard(_ chunks: [UploadChunk]) async {
+        for chunk in chunks {
+            _ = try? await removeIfUnreferenced(chunk.digest, cutoff: .distantPast, now: configuration.now())
+        }
+    }
+
+    /// What the client's protocol said about session `session` when it started, if anything.
+    public func clientMetadata(of session: UploadSession) throws -> String? {
+        try Self.terms(of: session).clientMetadata
+    }
+
+    private static func terms(of session: UploadSession) throws -> UploadTerms {
+        do {
+            return try JSONDecoder().decode(UploadTerms.self, from: Data(session.terms.utf8))
+        } catch {
+            throw SpotError(.internal, "upload session \(session.id) has unreadable terms: \(error)")
+        }
+    }
+}
+
+/// The digests of the upload sessions this process received the latest chunk of, by
+/// session id: at most `capacity`, the oldest forgotten first (their uploads are then hashed
+/// again when they finish). Thread-safe.
+final class RunningDigests: Sendable {
+    static let capacity = 256
+    private let kept = Mutex<[(id: String, digests: WholeDigests)]>([])
+
+    /// Keeps `digests` for session `id`, in place of what was kept for it.
+    func keep(_ digests: WholeDigests, for id: String) {
+        kept.withLock { entries in
+            entries.removeAll { $0.id == id }
+            entries.append((id, digests))
+            if entries.count > Self.capacity { entries.removeFirst() }
+        }
+    }
+
+    /// Removes and returns the digests of session `id` when they cover exactly `count` bytes.
+    func take(_ id: String, at count: Int64) -> WholeDigests? {
+        kept.withLock { entries in
+            guard let index = entries.firstIndex(where: { $0.id == id }) else { return nil }
+            let digests = entries.remove(at: index).digests
+            return digests.count == count ? digests : nil
+        }
+    }
+}
+
+/// The upload sessions this process is appending to, so that a client asking where a
+/// session is after a dropped connection is answered once that connection's bytes are stored.
+final class AppendsInFlight: Sendable {
+    private struct Session {
+        var running = 0
+        var waiting: [(token: UUID, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let sessions = Mutex<[String: Session]>([:])
+
+    func begin(_ id: String) {
+        sessions.withLock { $0[id, default: Session()].running += 1 }
+    }
+
+    func end(_ id: String) {
+        let waiting = sessions.withLock { sessions -> [CheckedContinuation<Void, Never>] in
+            sessions[id]?.running -= 1
+            guard let session = sessions[id], session.running == 0 else { return [] }
+            sessions[id] = nil
+            return session.waiting.map(\.continuation)
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Returns when no append to `id` runs in this process, or after `limit`.
+    func waitUntilNone(for id: String, atMost limit: Duration) async {
+        let token = UUID()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let idle = self.sessions.withLock { sessions -> Bool in
+                        guard sessions[id] != nil else { return true }
+                        sessions[id]!.waiting.append((token, continuation))
+                        return false
+                    }
+                    if idle { continuation.resume() }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)  // ends early when the wait ended first
+                let waiter = self.sessions.withLock { sessions -> CheckedContinuation<Void, Never>? in
+                    guard let index = sessions[id]?.waiting.firstIndex(where: { $0.token == token }) else { return nil }
+                    return sessions[id]!.waiting.remove(at: index).continuation
+                }
+                waiter?.resume()
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// The bytes of an upload session's chunks in order, read from the blob store.
+struct SessionBytes: AsyncSequence {
+    typealias Element = ByteBufferView
+    let blobs: any BlobStore
+    let chunks: [UploadChunk]
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let blobs: any BlobStore
+        var remaining: ArraySlice<UploadChunk>
+        var current: BlobByteStream?
+        var left: Int64 = 0
+
+        mutating func next() async throws -> ByteBufferView? {
+            while true {
+                if var stream = current, let buffer = try await stream.next() {
+                    current = stream
+                    left -= Int64(buffer.readableBytes)
+                    return buffer.readableBytesView
+                }
+                if current != nil, left != 0 {
+                    throw SpotError(.internal, "an upload chunk's blob is shorter than the catalog says; the upload must start again")
+                }
+                guard let chunk = remaining.popFirst() else { return nil }
+                guard let stream = try await blobs.stream(chunk.digest, range: 0..<chunk.size) else {
+                    throw SpotError(.internal, "the blob of an upload chunk (\(chunk.digest)) is missing; the upload must start again")
+                }
+                current = stream
+                left = chunk.size
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(blobs: blobs, remaining: chunks[...]) }
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# resumable.sh - resumable uploads against a single PUT of the same bytes, same run:
+# a 64 MiB file through Firebase's resumable protocol, tus and the IETF draft, each in
+# 8 MiB chunks, into a local `spotstore serve` (release build, embedded store); then each
+# cut half way through a chunk and resumed, counting the bytes sent twice.
+#
+#   bench/resumable.sh
+#
+# Environment (all optional):
+#   SPOTSTORE=path   binary to test (default: swift build -c release --product spotstore)
+#   SIZE_MIB=64      file size; CHUNK_MIB=8 chunk size; RUNS=5 timed runs (medians)
+#   PORT=18295       spotstore serve port; KEEP=1 keeps the temporary directory
+# Targets: each protocol >= 0.8x the MB/s of the single PUT; a resume re-sends at most one chunk.
+# The report is printed and saved to bench/results/resumable-<UTC time>.txt
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+die() { printf 'resumable.sh: %s\n' "$*" >&2; exit 1; }
+log() { printf '== %s\n' "$*" >&2; }
+. "$HERE/common.sh"
+SIZE_MIB=${SIZE_MIB:-64}; CHUNK_MIB=${CHUNK_MIB:-8}; RUNS=${RUNS:-5}; PORT=${PORT:-18295}
+use_spotstore
+
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  [[ -n ${KEEP:-} ]] && log "kept $work" || rm -rf "$work"
+}
+trap cleanup EXIT
+
+head -c $((SIZE_MIB << 20)) /dev/urandom >"$work/file.bin"
+cat >"$work/rules" <<'RULES'
+match /b/media/o/{path=**} {
+  allow read, write: if request.auth != null;
+  limit size: 1 GiB, thumbnails: false;
+}
+RULES
+"$SPOTSTORE" users add bench --store "$work/store" >"$work/user.txt"
+token=$(tail -1 "$work/user.txt")
+"$SPOTSTORE" serve --store "$work/store" --rules "$work/rules" --port "$PORT" --log-level warning >"$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null || die "the server did not start; see $work/server.log"
+
+mkdir -p "$HERE/results"
+report="$HERE/results/resumable-$(date -u +%Y%m%dT%H%M%SZ).txt"
+{
+  echo "bench/resumable.sh  $(date -u +%FT%TZ)  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')  $(nproc) cores"
+  echo "file ${SIZE_MIB} MiB of random bytes, chunks of ${CHUNK_MIB} MiB, ${RUNS} runs, embedded store"
+  python3 "$HERE/resumable.py" 127.0.0.1 "$PORT" "$token" "$work/file.bin" "$CHUNK_MIB" "$RUNS"
+} | tee "$report"
+log "saved $report"
