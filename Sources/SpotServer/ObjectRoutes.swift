@@ -72,7 +72,7 @@ package struct ObjectRoutes: ServiceRoutes {
                 throw SpotError(.badRequest, "a download token works with alt=media: …/o/{name}?alt=media&token=…")
             }
             return try await media(try await withFailuresCounted(request, context) {
-                try await service.download(at: path, downloadToken: token)
+                try await download(at: path, token: token)
             }, request: request)
         }
         // Read before anything the answer depends on, so a kept thumbnail is never older.
@@ -204,7 +204,27 @@ package struct ObjectRoutes: ServiceRoutes {
             nextPageToken: listing.nextPageToken))
     }
 
+    /// `DELETE /v0/b/{bucket}/o?name={name}`: deletes the object, as Firebase REST clients
+    /// (pyrebase) send it; 204.
+    @Sendable func deleteNamed(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
+        _ = try await service.delete(try namedPath(request, context), by: user)
+        return Response(status: .noContent)
+    }
+
     // MARK: Helpers
+
+    /// The bytes `?token=` opens: a download token's, or, when it is not one, those the
+    /// user it signs in may read (REST clients such as pyrebase put the user's own ID token
+    /// there); the download token's refusal when it is neither.
+    private func download(at path: ObjectPath, token: String) async throws -> Download {
+        do {
+            return try await service.download(at: path, downloadToken: token)
+        } catch let refusal as SpotError where refusal.kind == .forbidden {
+            guard let user = try? await service.authenticate(token: token) else { throw refusal }
+            return try await service.download(at: path, for: user)
+        }
+    }
 
     /// The bytes of `object`, honouring `If-None-Match` (304), one `Range` (206, or 416 when
     /// unsatisfiable) and `HEAD` (headers only).

@@ -42,6 +42,7 @@ public enum SpotServer {
         }
         router.post("/v0/b/:bucket/o", use: api.create)
         router.get("/v0/b/:bucket/o", use: api.list)
+        router.delete("/v0/b/:bucket/o", use: api.deleteNamed)
         router.put("/v0/b/:bucket/o/**", use: api.put)
         router.post("/v0/b/:bucket/o/**", use: api.post)
         router.patch("/v0/b/:bucket/o/**", use: api.patch)

@@ -16,6 +16,8 @@ import Testing
             ("types: ['image/png']", UploadLimits(maxBytes: 6 * 1024 * 1024, allowedContentTypes: ["image/png"])),
             ("thumbnails: false", UploadLimits(maxBytes: 6 * 1024 * 1024, makesThumbnails: false)),
             ("thumbnails: true, objects: 1, size: 1 B", UploadLimits(maxBytes: 1, maxObjectsPerSpot: 1)),
+            ("downloadTokens: false", UploadLimits(maxBytes: 6 * 1024 * 1024, makesDownloadToken: false)),
+            ("downloadTokens: true", UploadLimits(maxBytes: 6 * 1024 * 1024)),
         ]
         for (statement, expected) in cases {
             let policy = try Fixtures.policy("match /b/x/o/{name} { allow write; limit \(statement); }")

@@ -283,6 +283,61 @@ extension HTTPTests {
         }
     }
 
+    /// What REST clients such as pyrebase send: `DELETE …/o?name=`, and the user's own
+    /// token in `?token=` (it reads as that user, under the rules).
+    @Test func restClientsDeleteByNameAndReadWithTheirOwnTokenInTheURL() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        let (_, bobToken) = try await store.user("bob")
+        let bytes = try fixture("photos/rocket.jpg")
+        try await app(store).test(.router) { client in
+            try await client.execute(uri: "/v0/b/users/o?name=alice%2Fr.jpg", method: .post, headers: firebase(token), body: ByteBuffer(bytes: bytes)) { response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/v0/b/users/o/alice%2Fr.jpg?alt=media&token=\(token)", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(Array(buffer: response.body) == bytes)
+            }
+            try await client.execute(uri: "/v0/b/users/o/alice%2Fr.jpg?alt=media&token=\(bobToken)", method: .get) { response in
+                #expect(response.status == .forbidden, "bob's token reads only what bob may read")
+            }
+            try await client.execute(uri: "/v0/b/users/o/alice%2Fr.jpg?alt=media&token=nonsense", method: .get) { response in
+                #expect(response.status == .forbidden)
+            }
+            try await client.execute(uri: "/v0/b/users/o?name=alice%2Fr.jpg", method: .delete, headers: firebase(bobToken)) { response in
+                #expect(response.status == .forbidden)
+            }
+            try await client.execute(uri: "/v0/b/users/o?name=alice%2Fr.jpg", method: .delete, headers: firebase(token)) { response in
+                #expect(response.status == .noContent)
+            }
+            try await client.execute(uri: "/v0/b/users/o/alice%2Fr.jpg", method: .get, headers: auth(token)) { response in
+                #expect(response.status == .notFound)
+            }
+        }
+    }
+
+    /// Sixteen resumable starts at once into an empty spot of four: exactly four sessions.
+    @Test func sixteenSessionsStartedAtOnceIntoASpotOfFourGetFourPlaces() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        try await app(store).test(.router) { client in
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for index in 0..<16 {
+                    group.addTask {
+                        let headers = firebase(token, [
+                            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+                            ("X-Goog-Upload-Header-Content-Length", "1000"),
+                        ])
+                        return try await client.execute(uri: "/v0/b/spots/o?name=race%2F\(index).jpg", method: .post, headers: headers).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == .ok }.count == 4)
+            #expect(statuses.filter { $0 == .conflict }.count == 12)
+        }
+    }
+
     @Test func theRulesCanTurnDownloadTokensOnUploadOff() async throws {
         let rules = """
             match /b/media/o/{uid}/{path=**} {
