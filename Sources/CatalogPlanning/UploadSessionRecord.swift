@@ -55,9 +55,17 @@ package struct UploadSessionRecord: Codable, Equatable, Sendable {
 }
 
 extension UploadSession {
-    /// Throws why `chunk` cannot come next: `.conflict` when it does not start at `received`
-    /// (another request got there first), `.tooLarge` when it ends past `declaredSize`.
-    package func checkAppending(_ chunk: UploadChunk) throws(SpotError) {
+    /// Whether the session expired before `date` (one expiring at `date` has not yet).
+    package func expired(before date: Date) -> Bool {
+        expiresAt < date
+    }
+
+    /// Throws why `chunk` cannot come next at `now`: `.notFound` when the session expired
+    /// before `now` (it is as good as swept), `.conflict` when the chunk does not start at
+    /// `received` (another request got there first), `.tooLarge` when it ends past
+    /// `declaredSize`.
+    package func checkAppending(_ chunk: UploadChunk, at now: Date) throws(SpotError) {
+        guard !expired(before: now) else { throw SpotError.noUploadSession }
         guard chunk.offset == received else {
             throw SpotError(
                 .conflict, "the upload has received \(received) bytes, so the next chunk must start at offset \(received), not \(chunk.offset)")
@@ -96,88 +104,4 @@ extension SpotError {
     package static var uploadSessionExists: SpotError {
         SpotError(.conflict, "an upload session with that id exists already")
     }
-}
-
-/// What a spot holds as admission counts it: its owner (`nil` when it has no row yet), its
-/// objects and its upload sessions (each holds a place until it is committed or removed).
-package struct SpotOccupancy: Sendable, Equatable {
-    package var bucket: String
-    package var id: String
-    package var owner: String?
-    package var objects: Int
-    package var sessions: Int
-
-    package init(bucket: String, id: String, owner: String?, objects: Int, sessions: Int) {
-        self.bucket = bucket
-        self.id = id
-        self.owner = owner
-        self.objects = objects
-        self.sessions = sessions
-    }
-
-    /// Why the spot refuses a new object (or session) of `committer` under `admission`, or
-    /// `nil`. Objects and sessions both count. A spot without a row is owned by nobody yet,
-    /// so ownership cannot refuse, and counts only its sessions.
-    package func refusal(of committer: String, admission: SpotAdmission, isReplacement: Bool) -> SpotError? {
-        let state = if let owner {
-            SpotState(bucket: bucket, id: id, owner: owner, objectCount: objects + sessions)
-        } else {
-            SpotState(bucket: bucket, id: id, owner: committer, objectCount: sessions)
-        }
-        return admission.refusal(of: committer, into: state, isReplacement: isReplacement)
-    }
-}
-
-// MARK: - Object columns
-
-extension StoredObject {
-    /// Sets the fields the `md5`, `settings_json`, `generation` and `metageneration`
-    /// columns hold.
-    package mutating func setStoredFields(md5: String?, settingsJSON: String?, generation: Int64, metageneration: Int64) throws {
-        self.md5 = try md5.map(storedMD5)
-        self.settings = try settingsJSON.map(ObjectSettings.init(storedJSON:)) ?? ObjectSettings()
-        self.generation = generation
-        self.metageneration = metageneration
-    }
-}
-
-extension ObjectSettings {
-    /// The `settings_json` column: JSON with sorted keys, `nil` when nothing is set.
-    package var storedJSON: String? {
-        guard !isEmpty else { return nil }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        // Strings and a dictionary of strings always encode.
-        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// The settings `settings_json` holds; malformed JSON is a corrupt catalog.
-    package init(storedJSON: String) throws {
-        do {
-            self = try JSONDecoder().decode(ObjectSettings.self, from: Data(storedJSON.utf8))
-        } catch {
-            throw SpotError(.internal, "the catalog holds malformed object settings '\(storedJSON)'")
-        }
-    }
-}
-
-/// The `md5` column of an MD5: 32 lowercase hex digits, `nil` when unknown.
-package func storedHex(md5: [UInt8]?) -> String? {
-    md5.map { bytes in bytes.map { String(format: "%02x", $0) }.joined() }
-}
-
-/// The MD5 the `md5` column holds as hex; a malformed one is a corrupt catalog.
-package func storedMD5(_ hex: String) throws -> [UInt8] {
-    let digits = Array(hex.utf8)
-    let values = digits.map { digit -> UInt8? in
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        default: nil
-        }
-    }
-    guard digits.count == 32, values.allSatisfy({ $0 != nil }) else {
-        throw SpotError(.internal, "the catalog holds a malformed MD5 '\(hex)'")
-    }
-    return stride(from: 0, to: 32, by: 2).map { values[$0]! << 4 | values[$0 + 1]! }
 }

@@ -97,7 +97,7 @@ extension SQLiteCatalog {
     /// upload session `object.uploadSession` completes is removed (`.notFound` when it is
     /// gone). When `object.path` has a `topFolder`, the spot is that folder: `admission`
     /// decides on it as the transaction sees it (the write lock is held from the start:
-    /// IMMEDIATE), counting its other upload sessions as objects (`SpotOccupancy`), and it is
+    /// IMMEDIATE), counting the places its other live upload sessions hold (`SpotOccupancy`), and it is
     /// created owned by `object.owner` if absent. Photo metadata and thumbnails
     /// are upserted per blob digest; thumbnails of other sizes already recorded for the
     /// digest stay. In the same transaction: the lease is checked and released, damage
@@ -155,9 +155,13 @@ extension SQLiteCatalog {
 
     /// Replaces the content type and settings of the object at `path`, adds one to its
     /// metageneration and sets `updatedAt`, in one transaction; `nil` when absent.
-    public func updateMetadata(of path: ObjectPath, contentType: String, settings: ObjectSettings) async throws -> StoredObject? {
+    /// - Throws: `.conflict` when the object's generation is no longer `generation`.
+    public func updateMetadata(
+        of path: ObjectPath, generation: Int64, contentType: String, settings: ObjectSettings
+    ) async throws -> StoredObject? {
         try await write { db in
             guard var record = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(path)) else { return nil }
+            guard record.generation == generation else { throw SpotError.replacedDuringMetadataUpdate(of: path) }
             record.contentType = contentType
             record.settingsJson = settings.storedJSON
             record.metageneration += 1
@@ -185,26 +189,31 @@ extension SQLiteCatalog {
     }
 
     /// Lets `object` into spot `spotId`, creating the spot if absent, or throws why not.
-    /// Its upload session, if any, was removed already, so it does not count.
+    /// Its upload session, if any, was removed already, so it does not count; nor do
+    /// sessions of its own name (it takes that place itself) or sessions expired by `now`.
     private static func admit(
         _ object: NewObject, toSpot spotId: String, admission: SpotAdmission, isReplacement: Bool, at now: Date, _ db: Database
     ) throws {
         let bucket = object.path.bucket
-        let occupancy = try occupancy(of: SpotKey(bucket: bucket, id: spotId), db)
+        let occupancy = try occupancy(of: SpotKey(bucket: bucket, id: spotId), admitting: object.path.name, now: now, db)
         if let refusal = occupancy.refusal(of: object.owner, admission: admission, isReplacement: isReplacement) { throw refusal }
         if occupancy.owner == nil {
             try SpotRecord(bucket: bucket, id: spotId, owner: object.owner, createdAt: now).insert(db)
         }
     }
 
-    /// The owner (`nil` without a row), objects and upload sessions of `spot`, as admission counts them.
-    static func occupancy(of spot: SpotKey, _ db: Database) throws -> SpotOccupancy {
+    /// The owner (`nil` without a row), objects and upload sessions' places of `spot`, as
+    /// admission counts them for `name` at `now` (see `SpotOccupancy`): the distinct names
+    /// other than `name` that a session expiring after `now` is uploading and no object has.
+    static func occupancy(of spot: SpotKey, admitting name: String, now: Date, _ db: Database) throws -> SpotOccupancy {
         let owner = try String.fetchOne(
             db.cachedStatement(sql: "SELECT owner FROM spots WHERE bucket = ? AND id = ?"), arguments: [spot.bucket, spot.id])
         let counts = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT (SELECT COUNT(*) FROM objects WHERE bucket = ?1 AND spotId = ?2) AS objects,
-                (SELECT COUNT(*) FROM uploadSessions WHERE bucket = ?1 AND spotId = ?2) AS sessions
-            """), arguments: [spot.bucket, spot.id])
+                (SELECT COUNT(DISTINCT name) FROM uploadSessions AS session
+                 WHERE bucket = ?1 AND spotId = ?2 AND expiresAt > ?3 AND name <> ?4
+                   AND NOT EXISTS (SELECT 1 FROM objects WHERE objects.bucket = ?1 AND objects.name = session.name)) AS sessions
+            """), arguments: [spot.bucket, spot.id, now, name])
         return SpotOccupancy(
             bucket: spot.bucket, id: spot.id, owner: owner, objects: counts?["objects"] ?? 0, sessions: counts?["sessions"] ?? 0)
     }

@@ -4,19 +4,17 @@ import CatalogPlanning
 import SpotCore
 
 extension SQLiteCatalog {
-    /// Records `session` in one IMMEDIATE transaction that first drops its spot's sessions
-    /// that expired before `now`, then lets the spot decide as `commit` does, counting every
-    /// session of the spot as an object (`SpotOccupancy`). The write lock is held from the
-    /// start, so sessions started at once from any connection or process take turns.
+    /// Records `session` in one IMMEDIATE transaction in which the spot decides as `commit`
+    /// does, counting the places its live sessions hold (`SpotOccupancy`); expired sessions
+    /// stay for the sweeper but hold none. The write lock is held from the start, so
+    /// sessions started at once from any connection or process take turns.
     /// - Throws: `.forbidden` or `.conflict` when the spot refuses; `.conflict` when a
     ///   session with the same id exists.
     public func startUpload(_ session: UploadSession, now: Date) async throws {
         try await write { db in
             if let spotId = session.path.topFolder {
-                try db.execute(
-                    sql: "DELETE FROM uploadSessions WHERE bucket = ? AND spotId = ? AND expiresAt < ?",
-                    arguments: [session.path.bucket, spotId, now])
-                let occupancy = try Self.occupancy(of: SpotKey(bucket: session.path.bucket, id: spotId), db)
+                let spot = SpotKey(bucket: session.path.bucket, id: spotId)
+                let occupancy = try Self.occupancy(of: spot, admitting: session.path.name, now: now, db)
                 let isReplacement = try ObjectRecord.exists(db, key: ObjectRecord.key(session.path))
                 if let refusal = occupancy.refusal(of: session.owner, admission: session.admission, isReplacement: isReplacement) {
                     throw refusal
@@ -36,10 +34,12 @@ extension SQLiteCatalog {
 
     /// Appends `chunk` to session `id` in one transaction: the session is checked
     /// (`UploadSession.checkAppending`), then the lease is released and the chunk recorded.
-    public func appendChunk(_ chunk: UploadChunk, to id: String, lease: LeaseID, expiresAt: Date) async throws -> UploadSession {
+    public func appendChunk(
+        _ chunk: UploadChunk, to id: String, lease: LeaseID, now: Date, expiresAt: Date
+    ) async throws -> UploadSession {
         try await write { db in
             guard var session = try Self.fetchUploadSession(id, db) else { throw SpotError.noUploadSession }
-            try session.checkAppending(chunk)
+            try session.checkAppending(chunk, at: now)
             try Self.release(heldLease: lease, db)
             try UploadChunkRecord(chunk, of: id).insert(db)
             try db.execute(sql: "UPDATE uploadSessions SET expiresAt = ? WHERE id = ?", arguments: [expiresAt, id])
@@ -59,10 +59,12 @@ extension SQLiteCatalog {
         }
     }
 
-    /// Removes session `id`; its chunks' rows go with it (cascade).
-    public func endUpload(_ id: String) async throws -> UploadSession? {
+    /// Removes session `id` (with `expiredBefore`, only if it expired before then) in one
+    /// transaction; its chunks' rows go with it (cascade).
+    public func endUpload(_ id: String, expiredBefore cutoff: Date?) async throws -> UploadSession? {
         try await write { db in
             guard let session = try Self.fetchUploadSession(id, db) else { return nil }
+            if let cutoff, !session.expired(before: cutoff) { return nil }
             try UploadSessionRecord.deleteOne(db, key: id)
             return session
         }

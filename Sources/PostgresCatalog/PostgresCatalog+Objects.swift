@@ -89,8 +89,9 @@ extension PostgresCatalog {
     /// is recorded; the upload session it completes is removed (`.notFound` when gone); in a
     /// spot, the spot's admission lock is taken (`lockAdmission`), so commits and session
     /// starts into one spot from any connection or process take turns, and `admission`
-    /// decides on the spot as it is then, counting its other sessions; the spot row is
-    /// created if absent; the lease is checked and released; damage marks of the stored blobs are cleared;
+    /// decides on the spot as it is then, counting the places its other live sessions hold;
+    /// the spot row is created if absent; the lease is checked and released; damage marks of
+    /// the stored blobs are cleared;
     /// photo metadata and thumbnails are upserted per blob digest; the derived location of
     /// the object's spot, and of every spot showing the same bytes when their photo
     /// metadata changed, is brought up to date.
@@ -160,16 +161,23 @@ extension PostgresCatalog {
     }
 
     /// Replaces the content type and settings of the object at `path`, adds one to its
-    /// metageneration and sets `updated_at`, in one transaction; `nil` when absent.
-    public func updateMetadata(of path: ObjectPath, contentType: String, settings: ObjectSettings) async throws -> StoredObject? {
+    /// metageneration and sets `updated_at`, in one transaction holding the object's row
+    /// (`FOR UPDATE`), so a replacement meanwhile is seen; `nil` when absent.
+    /// - Throws: `.conflict` when the object's generation is no longer `generation`.
+    public func updateMetadata(
+        of path: ObjectPath, generation: Int64, contentType: String, settings: ObjectSettings
+    ) async throws -> StoredObject? {
         try await write { connection in
-            let updated = try await connection.query("""
+            guard let current = try await connection.query("""
+                SELECT generation FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name) FOR UPDATE
+                """, logger: self.logger).collect().first?.decode(Int64.self, at: 0)
+            else { return nil }
+            guard current == generation else { throw SpotError.replacedDuringMetadataUpdate(of: path) }
+            try await connection.query("""
                 UPDATE objects SET content_type = \(contentType), settings_json = \(settings.storedJSON),
                     metageneration = metageneration + 1, updated_at = \(Date())
                 WHERE bucket = \(path.bucket) AND name = \(path.name)
-                RETURNING id
-                """, logger: self.logger).collect()
-            guard !updated.isEmpty else { return nil }
+                """, logger: self.logger)
             return try await Self.fetchObject(at: path, connection, logger: self.logger)
         }
     }
@@ -190,11 +198,13 @@ extension PostgresCatalog {
 
     /// Lets `object` into `spot` (whose admission lock is held), creating its row if
     /// absent, or throws why not. Its upload session, if any, was removed already, so it
-    /// does not count.
+    /// does not count; nor do sessions of its own name (it takes that place itself) or
+    /// sessions expired by `now`.
     private static func admit(
         _ object: NewObject, to spot: SpotKey, admission: SpotAdmission, at now: Date, _ connection: PostgresConnection, logger: Logger
     ) async throws {
-        let (occupancy, isReplacement) = try await lockedOccupancy(of: spot, name: object.path.name, connection, logger: logger)
+        let (occupancy, isReplacement) = try await lockedOccupancy(
+            of: spot, admitting: object.path.name, now: now, connection, logger: logger)
         if let refusal = occupancy.refusal(of: object.owner, admission: admission, isReplacement: isReplacement) { throw refusal }
         guard occupancy.owner == nil else { return }
         try await connection.query("""
@@ -212,17 +222,21 @@ extension PostgresCatalog {
     }
 
     /// The owner (`nil` without a row, else the row locked `FOR UPDATE`), objects and upload
-    /// sessions of `spot` as admission counts them, and whether `name` holds an object; read
-    /// after `lockAdmission`, so the counts are current.
+    /// sessions' places of `spot` as admission counts them for `name` at `now` (see
+    /// `SpotOccupancy`: the distinct names other than `name` that a session expiring after
+    /// `now` is uploading and no object has), and whether `name` holds an object; read after
+    /// `lockAdmission`, so the counts are current.
     static func lockedOccupancy(
-        of spot: SpotKey, name: String, _ connection: PostgresConnection, logger: Logger
+        of spot: SpotKey, admitting name: String, now: Date, _ connection: PostgresConnection, logger: Logger
     ) async throws -> (occupancy: SpotOccupancy, isReplacement: Bool) {
         let owner = try await connection.query(
             "SELECT owner FROM spots WHERE bucket = \(spot.bucket) AND id = \(spot.id) FOR UPDATE", logger: logger
         ).collect().first?.decode(String.self, at: 0)
         let counts = try await connection.query("""
             SELECT (SELECT COUNT(*) FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)),
-                (SELECT COUNT(*) FROM upload_sessions WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)),
+                (SELECT COUNT(DISTINCT s.name) FROM upload_sessions s
+                 WHERE s.bucket = \(spot.bucket) AND s.spot_id = \(spot.id) AND s.expires_at > \(now) AND s.name <> \(name)
+                   AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket = s.bucket AND o.name = s.name)),
                 EXISTS (SELECT 1 FROM objects WHERE bucket = \(spot.bucket) AND name = \(name))
             """, logger: logger).collect()
         let (objects, sessions, isReplacement) = try counts.first?.decode((Int, Int, Bool).self) ?? (0, 0, false)

@@ -4,11 +4,11 @@ import PostgresNIO
 import SpotCore
 
 extension PostgresCatalog {
-    /// Records `session` in one transaction that first drops its spot's sessions that
-    /// expired before `now`, then lets the spot decide as `commit` does, counting every
-    /// session of the spot as an object (`SpotOccupancy`). The spot's admission lock
-    /// (`lockAdmission`) is held throughout, so sessions started and objects committed into
-    /// one spot at once, from any connection or process, take turns.
+    /// Records `session` in one transaction in which the spot decides as `commit` does,
+    /// counting the places its live sessions hold (`SpotOccupancy`); expired sessions stay
+    /// for the sweeper but hold none. The spot's admission lock (`lockAdmission`) is held
+    /// throughout, so sessions started and objects committed into one spot at once, from
+    /// any connection or process, take turns.
     /// - Throws: `.forbidden` or `.conflict` when the spot refuses; `.conflict` when a
     ///   session with the same id exists.
     public func startUpload(_ session: UploadSession, now: Date) async throws {
@@ -18,10 +18,8 @@ extension PostgresCatalog {
             if let spotId = record.spotId {
                 let spot = SpotKey(bucket: record.bucket, id: spotId)
                 try await Self.lockAdmission(to: spot, connection, logger: logger)
-                try await connection.query("""
-                    DELETE FROM upload_sessions WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND expires_at < \(now)
-                    """, logger: logger)
-                let (occupancy, isReplacement) = try await Self.lockedOccupancy(of: spot, name: record.name, connection, logger: logger)
+                let (occupancy, isReplacement) = try await Self.lockedOccupancy(
+                    of: spot, admitting: record.name, now: now, connection, logger: logger)
                 if let refusal = occupancy.refusal(of: record.owner, admission: session.admission, isReplacement: isReplacement) {
                     throw refusal
                 }
@@ -45,11 +43,13 @@ extension PostgresCatalog {
     /// (`FOR UPDATE`), so two appends at one offset take turns and the second is refused:
     /// the session is checked (`UploadSession.checkAppending`), then the lease is released
     /// and the chunk recorded.
-    public func appendChunk(_ chunk: UploadChunk, to id: String, lease: LeaseID, expiresAt: Date) async throws -> UploadSession {
+    public func appendChunk(
+        _ chunk: UploadChunk, to id: String, lease: LeaseID, now: Date, expiresAt: Date
+    ) async throws -> UploadSession {
         try await write { connection in
             let logger = self.logger
             guard var session = try await Self.uploadSession(id, lock: true, connection, logger: logger) else { throw SpotError.noUploadSession }
-            try session.checkAppending(chunk)
+            try session.checkAppending(chunk, at: now)
             try await Self.release(heldLease: lease, connection, logger: logger)
             try await connection.query("""
                 INSERT INTO upload_chunks (session_id, "offset", size, digest) VALUES (\(id), \(chunk.offset), \(chunk.size), \(chunk.digest.hex))
@@ -71,10 +71,13 @@ extension PostgresCatalog {
         }
     }
 
-    /// Removes session `id`; its chunks' rows go with it (cascade).
-    public func endUpload(_ id: String) async throws -> UploadSession? {
+    /// Removes session `id` (with `expiredBefore`, only if it expired before then) in one
+    /// transaction holding its row (`FOR UPDATE`), so an append extending it meanwhile
+    /// keeps it; its chunks' rows go with it (cascade).
+    public func endUpload(_ id: String, expiredBefore cutoff: Date?) async throws -> UploadSession? {
         try await write { connection in
             guard let session = try await Self.uploadSession(id, lock: true, connection, logger: self.logger) else { return nil }
+            if let cutoff, !session.expired(before: cutoff) { return nil }
             try await connection.query("DELETE FROM upload_sessions WHERE id = \(id)", logger: self.logger)
             return session
         }

@@ -5,6 +5,9 @@ import SpotCore
 /// of a multipart upload, the body of a resumable start) and in a metadata update (`PATCH`).
 /// Read-only fields (`size`, `generation`, `timeCreated`…) are ignored, as Firebase does.
 public struct MetadataBody: Sendable, Equatable {
+    /// The most bytes of JSON a metadata body may have.
+    public static let maxBytes = 64 * 1024
+
     /// The object's full path, if the body names it.
     public var name: String?
     /// The MD5 the client says the bytes have (`md5Hash`, base64).

@@ -67,8 +67,9 @@ public protocol Catalog: Sendable {
     /// admission: the spot is created owned by `object.owner` if absent; otherwise
     /// `admission.refusal(of:into:isReplacement:)` on the spot as it is now refuses with
     /// `.forbidden` (owned by another user while `requiresOwnership`) or `.conflict` (full).
-    /// Every upload session of the spot counts as an object too, except `object.uploadSession`,
-    /// which must exist (else `.notFound`) and is removed in the same transaction.
+    /// The spot's live upload sessions hold places too (see `startUpload(_:now:)`), except
+    /// `object.uploadSession`, which must exist (else `.notFound`) and is removed in the
+    /// same transaction. A spot without a row counts only its sessions.
     /// With `object.lease`, the lease must still be held (else `.unavailable`: gc may have
     /// removed the blobs) and is released. Damage marks of the object's blob and thumbnails
     /// are cleared (the blobs were just stored whole). A replaced object's download tokens
@@ -79,7 +80,9 @@ public protocol Catalog: Sendable {
     /// Replaces the content type and settings of the object at `path`, adds one to its
     /// metageneration and sets its update time; its bytes, generation and download tokens
     /// stay. `nil` when there is no object at `path`.
-    func updateMetadata(of path: ObjectPath, contentType: String, settings: ObjectSettings) async throws -> StoredObject?
+    /// - Throws: `.conflict` when the object's generation is no longer `generation` (it was
+    ///   replaced after the caller read it and decided on it).
+    func updateMetadata(of path: ObjectPath, generation: Int64, contentType: String, settings: ObjectSettings) async throws -> StoredObject?
 
     /// Removes the object at `path` and returns it, or `nil` when absent. Its blob stays
     /// for garbage collection; its download tokens go with it; the spot's derived location
@@ -125,13 +128,13 @@ public protocol Catalog: Sendable {
 
     // MARK: Upload sessions (resumable uploads)
 
-    /// Records `session` (with no chunks) in one transaction that first drops the sessions
-    /// of its spot that expired before `now`. When its path is in a spot (`topFolder`), the
-    /// spot decides admission as for `commit`, counting every session of the spot as an
-    /// object: `session.admission.refusal(of:into:isReplacement:)` refuses with `.forbidden`
-    /// or `.conflict` (a spot without a row counts only its sessions and is owned by nobody
-    /// yet; a path holding an object is a replacement and never full). The session then
-    /// holds its place until it is committed or removed.
+    /// Records `session` (with no chunks). When its path is in a spot (`topFolder`), the
+    /// spot decides admission in the same transaction as for `commit`:
+    /// `session.admission.refusal(of:into:isReplacement:)` refuses with `.forbidden` or
+    /// `.conflict` (a spot without a row is owned by nobody yet; a path holding an object is
+    /// a replacement and never full). Sessions hold places: each name in the spot that some
+    /// live session (expiring after `now`) is uploading and no object has counts once. The
+    /// session holds its place until it is committed, removed or expires.
     func startUpload(_ session: UploadSession, now: Date) async throws
 
     /// The session `id` with its chunks, or `nil` when there is none (never started,
@@ -140,10 +143,11 @@ public protocol Catalog: Sendable {
 
     /// Appends `chunk` to session `id` and sets its expiry, releasing `lease` (taken before
     /// the chunk's blob was stored), and returns the session.
-    /// - Throws: `.notFound` when there is no such session; `.conflict` when `chunk.offset`
-    ///   is not the session's `received` (another request got there first); `.tooLarge`
-    ///   when the chunk ends past `declaredSize`; `.unavailable` when the lease is gone.
-    func appendChunk(_ chunk: UploadChunk, to id: String, lease: LeaseID, expiresAt: Date) async throws -> UploadSession
+    /// - Throws: `.notFound` when there is no such session or it expired before `now`;
+    ///   `.conflict` when `chunk.offset` is not the session's `received` (another request got
+    ///   there first); `.tooLarge` when the chunk ends past `declaredSize`; `.unavailable`
+    ///   when the lease is gone.
+    func appendChunk(_ chunk: UploadChunk, to id: String, lease: LeaseID, now: Date, expiresAt: Date) async throws -> UploadSession
 
     /// Sets the declared size of session `id` once the client tells it; `nil` when there is
     /// no such session. - Throws: `.conflict` when a different size was declared, or fewer
@@ -151,8 +155,9 @@ public protocol Catalog: Sendable {
     func declareSize(_ size: Int64, of id: String) async throws -> UploadSession?
 
     /// Removes session `id` with its chunks' rows (their blobs are left for gc) and returns
-    /// it, or `nil` when there was none.
-    func endUpload(_ id: String) async throws -> UploadSession?
+    /// it, or `nil` when there was none. With `expiredBefore`, only a session that expired
+    /// before then is removed (a sweep must not remove a session a chunk just extended).
+    func endUpload(_ id: String, expiredBefore: Date?) async throws -> UploadSession?
 
     /// Up to `limit` sessions that expired before `now`, earliest first: for the sweeper.
     func expiredUploads(before now: Date, limit: Int) async throws -> [UploadSession]

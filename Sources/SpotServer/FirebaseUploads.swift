@@ -59,14 +59,7 @@ extension ObjectRoutes {
     private func startSession(_ request: Request, _ context: SpotRequestContext) async throws -> Response {
         let path = try namedPath(request, context)
         let user = try await authenticate(request, context)
-        var request = request
-        let body: ByteBuffer
-        do {
-            body = try await request.collectBody(upTo: MultipartRelated<RequestBody>.maxMetadataBytes)
-        } catch is NIOTooManyBytesError {
-            throw SpotError(.tooLarge, "the metadata of a resumable start is at most 64 KiB of JSON")
-        }
-        let asked = try MetadataBody(json: Array(body.readableBytesView))
+        let asked = try await metadataBody(of: request)
         let lengthText = Self.declaredLength.lazy.compactMap { request.headers[$0] }.first
         let length = try lengthText.map { text throws(SpotError) in
             guard let length = Int64(text), length >= 0 else {

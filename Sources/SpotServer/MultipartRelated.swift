@@ -1,12 +1,13 @@
 import Foundation
 import NIOCore
+import SpotAPI
 import SpotCore
 
 /// A `multipart/related` upload body as Firebase's SDKs send it: a JSON metadata part, then
 /// the object's bytes, streamed (never held whole) and ended by the closing boundary.
 struct MultipartRelated<Base: AsyncSequence> where Base.Element == ByteBuffer {
     /// The most bytes the metadata part and a part's headers may have.
-    static var maxMetadataBytes: Int { 64 * 1024 }
+    static var maxMetadataBytes: Int { MetadataBody.maxBytes }
 
     private var source: Base.AsyncIterator
     private var buffer: [UInt8] = []

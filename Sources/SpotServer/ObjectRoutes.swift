@@ -132,16 +132,22 @@ package struct ObjectRoutes: ServiceRoutes {
     @Sendable func patch(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let path = try objectPath(request, context)
         let user = try await authenticate(request, context)
+        let asked = try await metadataBody(of: request)
+        let object = try await service.updateMetadata(of: path, asked.change, by: user)
+        return try await metadata(object, request, context)
+    }
+
+    /// The Firebase metadata JSON of `request`'s body (a metadata update, a resumable start).
+    /// - Throws: `.tooLarge` over `MetadataBody.maxBytes`; what `MetadataBody` refuses.
+    func metadataBody(of request: Request) async throws -> MetadataBody {
         var request = request
         let body: ByteBuffer
         do {
-            body = try await request.collectBody(upTo: 64 * 1024)
+            body = try await request.collectBody(upTo: MetadataBody.maxBytes)
         } catch is NIOTooManyBytesError {
-            throw SpotError(.tooLarge, "a metadata update is at most 64 KiB of JSON")
+            throw SpotError(.tooLarge, "object metadata is at most \(MetadataBody.maxBytes / 1024) KiB of JSON")
         }
-        let asked = try MetadataBody(json: Array(body.readableBytesView))
-        let object = try await service.updateMetadata(of: path, asked.change, by: user)
-        return try await metadata(object, request, context)
+        return try MetadataBody(json: Array(body.readableBytesView))
     }
 
     /// `X-HTTP-Method-Override`, with which clients that cannot send `PATCH` send a `POST`.

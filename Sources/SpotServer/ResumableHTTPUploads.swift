@@ -12,9 +12,6 @@ import SpotService
 /// (`HEAD`) and sends the rest (`PATCH`), or cancels (`DELETE`). The upload is an upload
 /// session of the catalog, so any instance goes on with it.
 extension ObjectRoutes {
-    static let uploadOffsetField = HTTPField.Name("Upload-Offset")!
-    static let uploadLengthField = HTTPField.Name("Upload-Length")!
-
     /// Where an announced upload session is resumed.
     static func resumptionPath(of id: String) -> String { "/v0/uploads/\(id)" }
 
@@ -25,7 +22,7 @@ extension ObjectRoutes {
         let complete = Self.isComplete(request.headers, version: version)
         let user = try await authenticate(request, context)
         let length = request.headers[.contentLength].flatMap { Int64($0) }
-        let total = request.headers[Self.uploadLengthField].flatMap { Int64($0) } ?? (complete ? length : nil)
+        let total = request.headers[.uploadLength].flatMap { Int64($0) } ?? (complete ? length : nil)
         let location = "\(baseURL(request, context))\(Self.resumptionPath(of: id))"
         _ = try await service.startUploadSession(path, by: user, contentType: request.headers[.contentType], declaredSize: total, id: id)
         var response = try await resumableAppend(request, context, id, at: 0, by: user, complete: complete, version: version)
@@ -48,7 +45,7 @@ extension ObjectRoutes {
     /// complete, the object is stored and its metadata answered.
     @Sendable func resumptionAppend(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let version = request.headers[ResumableUploadAnnouncer.interopVersion] ?? "6"
-        guard let offsetText = request.headers[Self.uploadOffsetField], let offset = Int64(offsetText) else {
+        guard let offsetText = request.headers[.uploadOffset], let offset = Int64(offsetText) else {
             throw SpotError(.badRequest, "a resumption PATCH needs Upload-Offset: where its bytes start")
         }
         let user = try await authenticate(request, context)
@@ -102,11 +99,18 @@ extension ObjectRoutes {
     /// The draft's headers of an answer: the version, `Upload-Offset` and completeness.
     private static func describe(_ headers: inout HTTPFields, offset: Int64, complete: Bool, version: String) {
         headers[ResumableUploadAnnouncer.interopVersion] = version
-        headers[uploadOffsetField] = String(offset)
+        headers[.uploadOffset] = String(offset)
         if version == "3" {
             headers[ResumableUploadAnnouncer.uploadIncomplete] = complete ? "?0" : "?1"
         } else {
             headers[ResumableUploadAnnouncer.uploadComplete] = complete ? "?1" : "?0"
         }
     }
+}
+
+extension HTTPField.Name {
+    /// The offset of an upload (tus, the IETF draft).
+    static let uploadOffset = Self("Upload-Offset")!
+    /// The total size of an upload (tus, the IETF draft).
+    static let uploadLength = Self("Upload-Length")!
 }

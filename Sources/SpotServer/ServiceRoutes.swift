@@ -91,7 +91,7 @@ extension ServiceRoutes {
     /// - Throws: `.notFound` for a session of another bucket; as `StorageService.uploadSession(_:by:)`.
     func uploadSession(_ id: String, _ context: SpotRequestContext, by user: User?) async throws -> String {
         guard try await service.uploadSession(id, by: user).path.bucket == bucket(context) else {
-            throw SpotError(.notFound, "there is no upload \(id) in bucket \(try bucket(context))")
+            throw SpotError(.notFound, "there is no such upload in bucket \(try bucket(context))")
         }
         return id
     }

@@ -36,8 +36,6 @@ struct TusRoutes: ServiceRoutes {
     static let tusVersion = HTTPField.Name("Tus-Version")!
     static let tusExtension = HTTPField.Name("Tus-Extension")!
     static let tusChecksumAlgorithm = HTTPField.Name("Tus-Checksum-Algorithm")!
-    static let uploadLength = HTTPField.Name("Upload-Length")!
-    static let uploadOffset = HTTPField.Name("Upload-Offset")!
     static let uploadMetadata = HTTPField.Name("Upload-Metadata")!
     static let uploadExpires = HTTPField.Name("Upload-Expires")!
     static let uploadChecksum = HTTPField.Name("Upload-Checksum")!
@@ -62,7 +60,7 @@ struct TusRoutes: ServiceRoutes {
         guard request.headers[Self.uploadDeferLength] == nil else {
             throw SpotError(.badRequest, "Upload-Defer-Length is not supported: give Upload-Length")
         }
-        guard let lengthText = request.headers[Self.uploadLength], let length = Int64(lengthText), length >= 0 else {
+        guard let lengthText = request.headers[.uploadLength], let length = Int64(lengthText), length >= 0 else {
             throw SpotError(.badRequest, "a tus upload needs Upload-Length: its size in bytes")
         }
         let metadata = try Self.metadata(request.headers[Self.uploadMetadata] ?? "")
@@ -77,9 +75,9 @@ struct TusRoutes: ServiceRoutes {
         headers[.location] = "\(baseURL(request, context))/v0/b/\(path.bucket)/uploads/\(session.id)"
         let hasBody = request.headers[.contentType] == Self.chunkType
         if hasBody || length == 0 {
-            let (offset, status) = try await receive(request, session.id, at: 0, by: user, length: length)
-            headers[Self.uploadOffset] = String(offset)
-            if let status, status != .noContent { return Response(status: status, headers: headers) }
+            let (answer, status) = try await receive(request, session.id, at: 0, by: user)
+            headers[.uploadOffset] = answer[.uploadOffset]
+            if let status { return Response(status: status, headers: headers) }
         }
         return Response(status: .created, headers: headers)
     }
@@ -91,7 +89,7 @@ struct TusRoutes: ServiceRoutes {
         let id = try await id(context, by: user)
         let session = try await service.resumptionPoint(of: id, by: user)
         var headers = Self.headers(for: session)
-        headers[Self.uploadOffset] = String(session.received)
+        headers[.uploadOffset] = String(session.received)
         headers[.cacheControl] = "no-store"
         headers[Self.uploadMetadata] = try service.clientMetadata(of: session)
         // Every byte arrived but the object was not stored (a failure after the last PATCH):
@@ -109,14 +107,12 @@ struct TusRoutes: ServiceRoutes {
         guard request.headers[.contentType] == Self.chunkType else {
             throw SpotError(.unsupportedMediaType, "a tus PATCH carries Content-Type: \(Self.chunkType)")
         }
-        guard let offsetText = request.headers[Self.uploadOffset], let offset = Int64(offsetText), offset >= 0 else {
+        guard let offsetText = request.headers[.uploadOffset], let offset = Int64(offsetText), offset >= 0 else {
             throw SpotError(.badRequest, "a tus PATCH needs Upload-Offset: where its bytes start")
         }
         let user = try await authenticate(request, context)
         let id = try await id(context, by: user)
-        let (received, status) = try await receive(request, id, at: offset, by: user, length: nil)
-        var headers = Self.headers()
-        headers[Self.uploadOffset] = String(received)
+        let (headers, status) = try await receive(request, id, at: offset, by: user)
         return Response(status: status ?? .noContent, headers: headers)
     }
 
@@ -129,11 +125,11 @@ struct TusRoutes: ServiceRoutes {
     }
 
     /// Appends the body at `offset` and stores the object once every byte is there; returns
-    /// the offset reached and the status when it is not 204 (409 on an offset mismatch, 460
-    /// on a checksum mismatch).
+    /// the answer's headers (the offset reached, the expiry) and its status when it is not
+    /// 204 (409 on an offset mismatch, 460 on a checksum mismatch).
     private func receive(
-        _ request: Request, _ id: String, at offset: Int64, by user: User?, length: Int64?
-    ) async throws -> (offset: Int64, status: HTTPResponse.Status?) {
+        _ request: Request, _ id: String, at offset: Int64, by user: User?
+    ) async throws -> (headers: HTTPFields, status: HTTPResponse.Status?) {
         try ObjectRoutes.refuseTransferCodings(request)
         let checksum = try request.headers[Self.uploadChecksum].map(Self.checksum)
         return try await gate.admitting {
@@ -142,21 +138,23 @@ struct TusRoutes: ServiceRoutes {
                     id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) }, checksum: checksum,
                     body: request.body.map { $0.readableBytesView })
                 if session.declaredSize == session.received { try await finish(id, by: user) }
-                return (session.received, nil)
+                return (Self.headers(for: session, offset: session.received), nil)
             } catch let mismatch as UploadOffsetMismatch {
-                return (mismatch.expected, .conflict)
+                return (Self.headers(for: mismatch.session, offset: mismatch.expected), .conflict)
             } catch is ChunkChecksumMismatch {
-                return (offset, HTTPResponse.Status(code: 460, reasonPhrase: "Checksum Mismatch"))
+                return (Self.headers(offset: offset), HTTPResponse.Status(code: 460, reasonPhrase: "Checksum Mismatch"))
             }
         }
     }
 
-    /// `Tus-Resumable` on every answer, and `Upload-Expires` when there is a session.
-    private static func headers(for session: UploadSession? = nil) -> HTTPFields {
+    /// `Tus-Resumable` on every answer; `Upload-Length` and `Upload-Expires` when there is a
+    /// session, `Upload-Offset` when given.
+    private static func headers(for session: UploadSession? = nil, offset: Int64? = nil) -> HTTPFields {
         var headers = HTTPFields()
         headers[tusResumable] = version
+        headers[.uploadOffset] = offset.map(String.init)
         if let session {
-            headers[uploadLength] = session.declaredSize.map(String.init)
+            headers[.uploadLength] = session.declaredSize.map(String.init)
             headers[uploadExpires] = httpDate(session.expiresAt)
         }
         return headers

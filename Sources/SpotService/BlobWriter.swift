@@ -18,8 +18,10 @@ public struct StagedBlob: Sendable {
     /// The first bytes, for sniffing the content type.
     public let head: [UInt8]
     /// The MD5 of the bytes, for Firebase's `md5Hash`; `nil` for a chunk staged with the
-    /// digests of its whole upload instead (`stageKeepingPartial(_:maxBytes:continuing:)`).
+    /// digests of its whole upload instead, unless asked for (`stageKeepingPartial`).
     public let md5: [UInt8]?
+    /// The SHA-1 of the bytes, when asked for (a tus checksum).
+    public var sha1: [UInt8]? = nil
 }
 
 /// The SHA-256 and MD5 of an upload that arrives in chunks, worked out as they arrive, so
@@ -70,16 +72,20 @@ public struct BlobWriter: Sendable {
     /// Like `stage(_:maxBytes:)`, but when the body itself fails (the client's connection
     /// dropped), the bytes that arrived are kept: they are returned with the body's error.
     /// With `whole`, the body is a chunk of a longer upload: `whole` goes on with it and is
-    /// returned, and the chunk gets no MD5 of its own.
+    /// returned, and the chunk gets no MD5 of its own unless `checksum` asks for it.
+    /// `checksum` (`"sha1"` or `"md5"`) is a digest the client sent to be checked.
     public func stageKeepingPartial<Body: AsyncSequence>(
-        _ body: Body, maxBytes: Int64, continuing whole: WholeDigests? = nil
+        _ body: Body, maxBytes: Int64, continuing whole: WholeDigests? = nil, checksum: String? = nil
     ) async throws -> (StagedBlob, interruption: (any Error)?, whole: WholeDigests?)
     where Body.Element: Collection, Body.Element.Element == UInt8 {
-        var hashers = Hashers(sha256: SHA256(), md5: whole == nil ? Insecure.MD5() : nil, whole: whole)
+        var hashers = Hashers(
+            sha256: SHA256(), md5: whole == nil || checksum == "md5" ? Insecure.MD5() : nil,
+            sha1: checksum == "sha1" ? Insecure.SHA1() : nil, whole: whole)
         let (path, size, head, interruption) = try await write(body, maxBytes: maxBytes, hashers: &hashers)
-        let staged = StagedBlob(
+        var staged = StagedBlob(
             path: path, digest: SpotCore.Digest(bytes: hashers.sha256!.finalize()), size: size, head: head,
             md5: hashers.md5.map { Array($0.finalize()) })
+        staged.sha1 = hashers.sha1.map { Array($0.finalize()) }
         return (staged, interruption, hashers.whole)
     }
 
@@ -141,16 +147,18 @@ public struct BlobWriter: Sendable {
         SpotCore.Digest(bytes: SHA256.hash(data: bytes))
     }
 
-    /// The digests worked out while a body is written: its own SHA-256 (and MD5), and those
-    /// of the whole upload it continues.
+    /// The digests worked out while a body is written: its own SHA-256 (and MD5, SHA-1), and
+    /// those of the whole upload it continues.
     private struct Hashers {
         var sha256: SHA256?
         var md5: Insecure.MD5?
+        var sha1: Insecure.SHA1?
         var whole: WholeDigests?
 
         mutating func update(_ buffer: UnsafeRawBufferPointer) {
             sha256?.update(bufferPointer: buffer)
             md5?.update(bufferPointer: buffer)
+            sha1?.update(bufferPointer: buffer)
             if whole != nil {
                 whole!.sha256.update(bufferPointer: buffer)
                 whole!.md5.update(bufferPointer: buffer)

@@ -8,14 +8,16 @@ extension StorageService {
     /// once the policy allows `update` with the metadata it would have, and returns the object.
     /// - Throws: `.badRequest` for a content type that contradicts the bytes (an image's type
     ///   is what its bytes are; other content may not claim an image type) and for invalid
-    ///   settings; `.notFound` once allowed when there is no object.
+    ///   settings; `.unsupportedMediaType` for a type the rules' `limit types` refuse;
+    ///   `.notFound` once allowed when there is no object; `.conflict` when it was replaced
+    ///   meanwhile.
     public func updateMetadata(of path: ObjectPath, _ change: ObjectSettings.Change, by user: User?) async throws -> StoredObject {
         let spot = try await spotState(of: path)
         let existing = try await catalog.object(at: path)
         let settings = try (existing?.settings ?? ObjectSettings()).applying(change)
         let contentType = change.contentType ?? existing?.contentType ?? "application/octet-stream"
         try ObjectSettings.validate(field: "contentType", contentType)
-        _ = try policy.authorize(AccessRequest(
+        let limits = try policy.authorize(AccessRequest(
             auth: user.map(Self.auth), operation: .update, bucket: path.bucket, name: path.name, spot: spot, resource: existing,
             incoming: IncomingObject(size: existing?.size ?? 0, contentType: contentType, metadata: settings.custom)))
         guard let existing else { throw SpotError(.notFound, "there is no object \(path)") }
@@ -26,8 +28,12 @@ extension StorageService {
             if ImageFormat(contentType: contentType) != nil {
                 throw SpotError(.badRequest, "\(path) is not \(contentType) by its bytes; upload an image to store one")
             }
+            if let refusal = limits.refusal(ofContentType: contentType) { throw refusal }
         }
-        guard let updated = try await catalog.updateMetadata(of: path, contentType: contentType, settings: settings) else {
+        // Only if the object is still the one decided on (not replaced meanwhile).
+        guard let updated = try await catalog.updateMetadata(
+            of: path, generation: existing.generation, contentType: contentType, settings: settings)
+        else {
             throw SpotError(.notFound, "there is no object \(path)")
         }
         return Self.seesPosition(of: spot, user) ? updated : updated.withoutPosition()

@@ -1,5 +1,4 @@
 import Access
-import Crypto
 import Foundation
 import NIOCore
 import SpotCore
@@ -30,8 +29,8 @@ public struct ChunkChecksumMismatch: Error, Sendable {}
 
 /// The digest a client says a chunk has (tus `checksum`: `Upload-Checksum: sha1 <base64>`).
 public struct ChunkChecksum: Sendable {
-    /// The algorithms checked: SHA-256 comes with staging, SHA-1 (tus clients' usual default)
-    /// and MD5 are worked out from the staged chunk.
+    /// The algorithms checked, each worked out while the chunk is staged (SHA-1 is tus
+    /// clients' usual default).
     public static let algorithms = ["sha1", "sha256", "md5"]
 
     public let algorithm: String
@@ -44,13 +43,12 @@ public struct ChunkChecksum: Sendable {
         self.digest = digest
     }
 
-    /// Whether `staged` has this digest.
-    func matches(_ staged: StagedBlob) throws -> Bool {
+    /// Whether `staged` (staged with `stageKeepingPartial(…, checksum: algorithm)`) has this digest.
+    func matches(_ staged: StagedBlob) -> Bool {
         switch algorithm {
-        case "sha256": return staged.digest.bytes == digest
-        case "md5" where staged.md5 != nil: return staged.md5 == digest
-        case "md5": return Array(Insecure.MD5.hash(data: try Data(contentsOf: URL(fileURLWithPath: staged.path)))) == digest
-        default: return Array(Insecure.SHA1.hash(data: try Data(contentsOf: URL(fileURLWithPath: staged.path)))) == digest
+        case "sha256": staged.digest.bytes == digest
+        case "md5": staged.md5 == digest
+        default: staged.sha1 == digest
         }
     }
 }
@@ -76,6 +74,7 @@ extension StorageService {
         try details.settings.validate()
         if let declaredSize, declaredSize < 0 { throw SpotError(.badRequest, "the declared size must not be negative") }
         let claimed = contentType ?? "application/octet-stream"
+        try ObjectSettings.validate(field: "contentType", claimed)
         let (_, decide) = try await uploadDecision(
             path, by: user, contentType: claimed, declaredSize: declaredSize, metadata: details.settings.custom)
         var spot: SpotState?
@@ -102,6 +101,9 @@ extension StorageService {
         return try await uploadSession(id, by: user)
     }
 
+    /// The most chunks one upload session may have (each is a blob and a catalog row).
+    static let maxChunks = 10_000
+
     /// How long `resumptionPoint(of:by:)` waits for a request still storing bytes of the session.
     static let settleTime: Duration = .seconds(3)
 
@@ -111,12 +113,12 @@ extension StorageService {
     public func uploadSession(_ id: String, by user: User?) async throws -> UploadSession {
         // An expired session is gone for clients at once, before the sweeper removes it.
         guard let session = try await catalog.uploadSession(id), session.expiresAt > configuration.now() else {
-            throw SpotError(.notFound, "there is no upload session \(id): it finished, was cancelled or expired; start the upload again")
+            throw SpotError(.notFound, "there is no such upload session: it finished, was cancelled or expired; start the upload again")
         }
         // The session's id is the capability (as with Firebase's upload URLs): a request
         // without a token may go on; one signed in as someone else may not.
         if let user, user.uid != session.owner {
-            throw SpotError(.forbidden, "upload session \(id) belongs to another user")
+            throw SpotError(.forbidden, "this upload session belongs to another user")
         }
         return session
     }
@@ -138,6 +140,9 @@ extension StorageService {
         defer { appendsInFlight.end(id) }
         let session = try await uploadSession(id, by: user)
         guard offset == session.received else { throw UploadOffsetMismatch(expected: session.received, session: session) }
+        guard session.chunks.count < Self.maxChunks else {
+            throw SpotError(.badRequest, "the upload already arrived in \(Self.maxChunks) pieces, the most one may have; send larger chunks, or start again")
+        }
         let terms = try Self.terms(of: session)
         let room = min(terms.limits.maxBytes, session.declaredSize ?? .max) - offset
         // The digests of the whole upload go on from the last chunk when this process received
@@ -145,16 +150,17 @@ extension StorageService {
         let whole = offset == 0 ? WholeDigests() : runningDigests.take(id, at: offset)
         let (staged, interruption, continued): (StagedBlob, (any Error)?, WholeDigests?)
         do {
-            (staged, interruption, continued) = try await writer.stageKeepingPartial(body, maxBytes: room, continuing: whole)
+            (staged, interruption, continued) = try await writer.stageKeepingPartial(
+                body, maxBytes: room, continuing: whole, checksum: checksum?.algorithm)
         } catch let error as SpotError where error.kind == .tooLarge {
             let bound = session.declaredSize.map { "the declared size of \($0) bytes" } ?? "the limit of \(UploadLimits.describe(bytes: terms.limits.maxBytes)) for this path"
-            throw SpotError(.tooLarge, "bytes past \(bound) were sent to upload session \(id); nothing of this request was kept")
+            throw SpotError(.tooLarge, "bytes past \(bound) were sent to the upload session; nothing of this request was kept")
         }
         defer { try? FileManager.default.removeItem(atPath: staged.path) }
         let complete = interruption == nil && (length.map { staged.size == $0 } ?? true)
         if let checksum {
             guard complete else { throw interruption ?? SpotError(.badRequest, "the chunk ended early; nothing of it was kept") }
-            guard try checksum.matches(staged) else { throw ChunkChecksumMismatch() }
+            guard checksum.matches(staged) else { throw ChunkChecksumMismatch() }
         }
         var appended = session
         if staged.size > 0 {
@@ -172,9 +178,10 @@ extension StorageService {
         let lease = try await leaseBlobs([staged.digest])
         do {
             try await blobs.store(fileAt: staged.path, as: staged.digest)
+            let now = configuration.now()
             return try await catalog.appendChunk(
                 UploadChunk(offset: offset, size: staged.size, digest: staged.digest), to: id, lease: lease,
-                expiresAt: configuration.now().addingTimeInterval(configuration.uploadExpiry))
+                now: now, expiresAt: now.addingTimeInterval(configuration.uploadExpiry))
         } catch let error as SpotError where error.kind == .conflict {
             try? await catalog.releaseLease(lease)
             let now = try await uploadSession(id, by: user)
@@ -208,13 +215,25 @@ extension StorageService {
     ///   any refusal of the finished bytes (`refusalsOfFinishedBytes` end the session; after
     ///   others, such as `.unavailable`, the client may try again).
     public func finishUploadSession(_ id: String, at offset: Int64? = nil, by user: User?) async throws -> StoredObject {
+        // A client asking where the session is waits for this, as for an append.
+        appendsInFlight.begin(id)
+        defer { appendsInFlight.end(id) }
         var session = try await uploadSession(id, by: user)
         if let offset, offset != session.received { throw UploadOffsetMismatch(expected: session.received, session: session) }
         if session.declaredSize == nil { session = try await declareSize(session.received, ofUploadSession: id, by: user) }
         if let declared = session.declaredSize, declared != session.received {
-            throw SpotError(.conflict, "upload session \(id) holds \(session.received) of the \(declared) bytes declared; send the rest from offset \(session.received)")
+            throw SpotError(.conflict, "the upload session holds \(session.received) of the \(declared) bytes declared; send the rest from offset \(session.received)")
         }
         let terms = try Self.terms(of: session)
+        // The rules decide again with the sign-in of the start: it must still stand.
+        if !session.owner.isEmpty {
+            guard let owner = try await catalog.user(uid: session.owner) else {
+                throw SpotError(.forbidden, "the user who started this upload no longer exists")
+            }
+            if let revoked = owner.revokedAt, revoked >= session.createdAt {
+                throw SpotError(.forbidden, "the tokens of the user who started this upload were revoked since; sign in and start again")
+            }
+        }
         let existing = try await catalog.object(at: session.path)
         let request = AccessRequest(
             auth: terms.auth, operation: existing == nil ? .create : .update, bucket: session.path.bucket, name: session.path.name,
@@ -234,7 +253,7 @@ extension StorageService {
             return object
         } catch let refusal as SpotError where Self.refusalsOfFinishedBytes.contains(refusal.kind) {
             // These bytes can never be stored: the session ends now rather than hold its place.
-            if let ended = try await catalog.endUpload(id) { await discard(ended.chunks) }
+            if let ended = try await catalog.endUpload(id, expiredBefore: nil) { await discard(ended.chunks) }
             throw refusal
         }
     }
@@ -245,22 +264,26 @@ extension StorageService {
     /// Cancels session `id`: its place in the spot is freed and its bytes removed.
     public func cancelUploadSession(_ id: String, by user: User?) async throws {
         _ = try await uploadSession(id, by: user)
-        if let ended = try await catalog.endUpload(id) { await discard(ended.chunks) }
+        if let ended = try await catalog.endUpload(id, expiredBefore: nil) { await discard(ended.chunks) }
     }
 
     /// Removes the sessions that expired by now with their bytes; returns how many.
     @discardableResult
     public func sweepExpiredUploads() async throws -> Int {
         var swept = 0
+        let now = configuration.now()
+        var seen: Set<String> = []
         while true {
-            let expired = try await catalog.expiredUploads(before: configuration.now(), limit: 100)
+            let expired = try await catalog.expiredUploads(before: now, limit: 100).filter { !seen.contains($0.id) }
             for session in expired {
-                if let ended = try await catalog.endUpload(session.id) {
+                seen.insert(session.id)
+                // Only if no chunk extended it since it was listed.
+                if let ended = try await catalog.endUpload(session.id, expiredBefore: now) {
                     await discard(ended.chunks)
                     swept += 1
                 }
             }
-            if expired.count < 100 { return swept }
+            if expired.isEmpty { return swept }
         }
     }
 
@@ -312,8 +335,9 @@ final class RunningDigests: Sendable {
     }
 }
 
-/// The upload sessions this process is appending to, so that a client asking where a
-/// session is after a dropped connection is answered once that connection's bytes are stored.
+/// The upload sessions this process is appending to or finishing, so that a client asking
+/// where a session is after a dropped connection is answered once that connection's bytes
+/// are stored.
 final class AppendsInFlight: Sendable {
     private struct Session {
         var running = 0

@@ -65,6 +65,7 @@ extension StorageService {
         body: Body
     ) async throws -> StoredObject where Body.Element: Collection, Body.Element.Element == UInt8 {
         try details.settings.validate()
+        if let contentType { try ObjectSettings.validate(field: "contentType", contentType) }
         let authorized = try await authorizeUpload(
             path, by: user, contentType: contentType ?? "application/octet-stream", declaredSize: declaredSize,
             metadata: details.settings.custom)

@@ -21,7 +21,8 @@ import TestSupport
         #expect(object.generation == Self.generation)
         #expect(object.generation == Int64((object.updatedAt.timeIntervalSince1970 * 1_000_000).rounded()))
         #expect(object.metageneration == 1 && object.md5 == nil && object.settings.isEmpty)
-        let updated = try await catalog.updateMetadata(of: path("a.jpg"), contentType: "image/png", settings: ObjectSettings(cacheControl: "no-cache"))
+        let updated = try await catalog.updateMetadata(
+            of: path("a.jpg"), generation: Self.generation, contentType: "image/png", settings: ObjectSettings(cacheControl: "no-cache"))
         #expect(updated?.metageneration == 2 && updated?.generation == Self.generation)
 
         let start = Date(timeIntervalSince1970: 1_800_000_000)

@@ -31,9 +31,15 @@ public struct CatalogConformance: Sendable {
         try await theFirebaseFieldsOfAnObjectRoundTrip()
         try await aMetadataUpdateBumpsTheMetagenerationOnly()
         try await aReplacementStartsAtMetagenerationOneWithOnlyItsOwnToken()
+        try await aMetadataUpdateOfAReplacedObjectIsRefused()
         try await anUploadSessionResumesAndRefusesWhatDoesNotFit()
         try await expiredUploadSessionsAreSweptEarliestFirst()
         try await uploadSessionsHoldPlacesInTheirSpot()
+        try await aSessionReplacingAnObjectHoldsNoPlace()
+        try await sessionsUploadingOneNewNameHoldOnePlace()
+        try await anExpiredSessionHoldsNoPlaceUntilSwept()
+        try await anExpiredSessionTakesNoChunk()
+        try await aSweepLeavesASessionExtendedPastItsCutoff()
         try await committingAnUploadSessionEndsIt()
         try await sessionStartsAndCommitsRaceForTheLastPlaces()
         try await gcKeepsTheChunksOfUploadSessions()
@@ -252,7 +258,8 @@ public struct CatalogConformance: Sendable {
         let committed = try await first.commit(object, admission: SpotAdmission())
         let tokens = try await first.downloadTokens(of: object.path)
 
-        let updated = try #require(try await second.updateMetadata(of: object.path, contentType: "image/png", settings: Self.settings))
+        let updated = try #require(try await second.updateMetadata(
+            of: object.path, generation: 42, contentType: "image/png", settings: Self.settings))
         #expect(updated.contentType == "image/png" && updated.settings == Self.settings && updated.metageneration == 2)
         #expect(updated.generation == 42 && updated.md5 == Self.md5 && updated.digest == committed.digest && updated.size == committed.size)
         #expect(updated.createdAt == committed.createdAt && updated.updatedAt >= committed.updatedAt)
@@ -261,12 +268,13 @@ public struct CatalogConformance: Sendable {
         #expect(try await first.object(at: object.path, downloadTokenDigest: Self.digest(31)) == updated)
 
         // Settings are replaced, not merged: empty settings clear them.
-        let cleared = try #require(try await first.updateMetadata(of: object.path, contentType: "image/jpeg", settings: ObjectSettings()))
+        let cleared = try #require(try await first.updateMetadata(
+            of: object.path, generation: 42, contentType: "image/jpeg", settings: ObjectSettings()))
         #expect(cleared.settings.isEmpty && cleared.metageneration == 3 && cleared.generation == 42)
         #expect(try await second.object(at: object.path)?.metageneration == 3)
 
-        #expect(try await first.updateMetadata(of: try ObjectPath(bucket: "spots", name: "meta/none.jpg"), contentType: "image/png",
-                                               settings: Self.settings) == nil)
+        #expect(try await first.updateMetadata(of: try ObjectPath(bucket: "spots", name: "meta/none.jpg"), generation: 42,
+                                               contentType: "image/png", settings: Self.settings) == nil)
     }
 
     func aReplacementStartsAtMetagenerationOneWithOnlyItsOwnToken() async throws {
@@ -277,7 +285,7 @@ public struct CatalogConformance: Sendable {
         object.downloadTokenDigest = Self.digest(41)
         _ = try await first.commit(object, admission: SpotAdmission(maxObjects: 1))
         _ = try await first.addDownloadToken(Self.digest(42), to: object.path)
-        _ = try await second.updateMetadata(of: object.path, contentType: "image/png", settings: Self.settings)
+        _ = try await second.updateMetadata(of: object.path, generation: 1, contentType: "image/png", settings: Self.settings)
 
         var replacement = try Self.object("again/a.jpg", seed: 43)
         replacement.generation = 2
@@ -296,17 +304,41 @@ public struct CatalogConformance: Sendable {
         #expect(try await first.addDownloadToken(Self.digest(41), to: object.path) != nil)
     }
 
+    /// A metadata update decided on one generation of an object does not change the object
+    /// that replaced it meanwhile (through another connection).
+    func aMetadataUpdateOfAReplacedObjectIsRefused() async throws {
+        let (first, second) = try await makeCatalogs()
+        var object = try Self.object("stale/a.jpg", seed: 45)
+        object.generation = 1
+        _ = try await first.commit(object, admission: SpotAdmission())
+        object.generation = 2
+        object.digest = Self.digest(46)
+        let replacement = try await second.commit(object, admission: SpotAdmission())
+        let error = await #expect(throws: SpotError.self) {
+            try await first.updateMetadata(of: object.path, generation: 1, contentType: "image/png", settings: Self.settings)
+        }
+        #expect(error?.kind == .conflict)
+        #expect(error?.message.contains("read it again and retry") == true, "\(error?.message ?? "")")
+        #expect(try await second.object(at: object.path) == replacement, "nothing changed")
+        let updated = try await first.updateMetadata(of: object.path, generation: 2, contentType: "image/png", settings: Self.settings)
+        #expect(updated?.metageneration == 2 && updated?.generation == 2 && updated?.contentType == "image/png")
+    }
+
     // MARK: Upload sessions
 
-    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+    /// When sessions start: far ahead of the wall clock, which `commit` takes as now, so
+    /// that commits see them live.
+    static let start = Date(timeIntervalSince1970: 4_000_000_000)
+    /// Long before the wall clock: a session that expired then has expired for `commit` too.
+    static let longAgo = Date(timeIntervalSince1970: 1_500_000_000)
 
     static func session(
         _ id: String, _ name: String, by owner: String = "alice", admission: SpotAdmission = SpotAdmission(maxObjects: 4),
-        expiresAt: Date = start.addingTimeInterval(3600)
+        createdAt: Date = start, expiresAt: Date? = nil
     ) throws -> UploadSession {
         UploadSession(
             id: id, path: try ObjectPath(bucket: "spots", name: name), owner: owner, declaredSize: nil, admission: admission,
-            terms: #"{"rule":"\#(id)"}"#, createdAt: start, expiresAt: expiresAt)
+            terms: #"{"rule":"\#(id)"}"#, createdAt: createdAt, expiresAt: expiresAt ?? createdAt.addingTimeInterval(3600))
     }
 
     /// Whether `body` throws a `SpotError` of `kind`.
@@ -317,6 +349,16 @@ public struct CatalogConformance: Sendable {
         } catch {
             return (error as? SpotError)?.kind == kind
         }
+    }
+
+    /// Whether the spot of `name` is full for it through `catalog`: a session start and a
+    /// commit of that (new) name are both refused with `.conflict`, and leave nothing.
+    static func isFull(for name: String, admission: SpotAdmission, through catalog: any Catalog) async -> Bool {
+        let starts = await refuses(.conflict) {
+            try await catalog.startUpload(try session("s-full-\(name)", name, admission: admission), now: start)
+        }
+        let commits = await refuses(.conflict) { _ = try await catalog.commit(try object(name, seed: 99), admission: admission) }
+        return starts && commits
     }
 
     func anUploadSessionResumesAndRefusesWhatDoesNotFit() async throws {
@@ -330,7 +372,7 @@ public struct CatalogConformance: Sendable {
         let expiry = Self.start.addingTimeInterval(7200)
         let chunk0 = UploadChunk(offset: 0, size: 100, digest: Self.digest(50))
         let lease0 = try #require(try await first.lease([chunk0.digest], at: Self.start, for: 600))
-        let after0 = try await second.appendChunk(chunk0, to: "s-resume", lease: lease0, expiresAt: expiry)
+        let after0 = try await second.appendChunk(chunk0, to: "s-resume", lease: lease0, now: Self.start, expiresAt: expiry)
         #expect(after0.chunks == [chunk0] && after0.received == 100 && after0.expiresAt == expiry)
         #expect(try await first.uploadSession("s-resume") == after0)
         #expect(try await first.blobReferences().leases[chunk0.digest] == nil, "the append released the lease")
@@ -339,7 +381,8 @@ public struct CatalogConformance: Sendable {
         let lease1 = try #require(try await first.lease([Self.digest(51)], at: Self.start, for: 600))
         for offset: Int64 in [0, 50, 150] {
             let error = await #expect(throws: SpotError.self) {
-                try await first.appendChunk(UploadChunk(offset: offset, size: 10, digest: Self.digest(51)), to: "s-resume", lease: lease1, expiresAt: expiry)
+                try await first.appendChunk(UploadChunk(offset: offset, size: 10, digest: Self.digest(51)),
+                    to: "s-resume", lease: lease1, now: Self.start, expiresAt: expiry)
             }
             #expect(error?.kind == .conflict)
             #expect(error?.message.contains("offset 100") == true, "\(error?.message ?? "")")
@@ -352,25 +395,28 @@ public struct CatalogConformance: Sendable {
         #expect(try await first.declareSize(250, of: "s-none") == nil)
         // Past the declared size.
         #expect(await Self.refuses(.tooLarge) {
-            _ = try await first.appendChunk(UploadChunk(offset: 100, size: 151, digest: Self.digest(51)), to: "s-resume", lease: lease1, expiresAt: expiry)
+            _ = try await first.appendChunk(UploadChunk(offset: 100, size: 151, digest: Self.digest(51)),
+                to: "s-resume", lease: lease1, now: Self.start, expiresAt: expiry)
         })
         let chunk1 = UploadChunk(offset: 100, size: 150, digest: Self.digest(51))
-        let after1 = try await first.appendChunk(chunk1, to: "s-resume", lease: lease1, expiresAt: expiry.addingTimeInterval(60))
+        let after1 = try await first.appendChunk(chunk1, to: "s-resume", lease: lease1, now: Self.start, expiresAt: expiry.addingTimeInterval(60))
         #expect(after1.chunks == [chunk0, chunk1] && after1.received == 250 && after1.declaredSize == 250)
         // A lease that is gone; a session that is gone.
         #expect(await Self.refuses(.unavailable) {
-            _ = try await second.appendChunk(UploadChunk(offset: 250, size: 0, digest: Self.digest(52)), to: "s-resume", lease: lease1, expiresAt: expiry)
+            _ = try await second.appendChunk(UploadChunk(offset: 250, size: 0, digest: Self.digest(52)),
+                to: "s-resume", lease: lease1, now: Self.start, expiresAt: expiry)
         })
         let lease2 = try #require(try await first.lease([Self.digest(52)], at: Self.start, for: 600))
         #expect(await Self.refuses(.notFound) {
-            _ = try await second.appendChunk(UploadChunk(offset: 0, size: 1, digest: Self.digest(52)), to: "s-none", lease: lease2, expiresAt: expiry)
+            _ = try await second.appendChunk(UploadChunk(offset: 0, size: 1, digest: Self.digest(52)),
+                to: "s-none", lease: lease2, now: Self.start, expiresAt: expiry)
         })
         #expect(try await first.blobReferences().leases[Self.digest(52)] != nil, "a refused append keeps the lease")
         try await first.releaseLease(lease2)
 
-        #expect(try await second.endUpload("s-resume") == after1)
+        #expect(try await second.endUpload("s-resume", expiredBefore: nil) == after1)
         #expect(try await first.uploadSession("s-resume") == nil)
-        #expect(try await first.endUpload("s-resume") == nil)
+        #expect(try await first.endUpload("s-resume", expiredBefore: nil) == nil)
         #expect(try await first.blobReferences().uploadChunks.isEmpty, "the chunks' rows went with it")
     }
 
@@ -389,7 +435,7 @@ public struct CatalogConformance: Sendable {
         #expect(try await second.expiredUploads(before: Self.start.addingTimeInterval(10 * 60), limit: 10).isEmpty, "expired *before* now")
         // The sweeper ends them (the service removes their chunks' blobs through gc).
         for session in try await first.expiredUploads(before: now, limit: 10) {
-            #expect(try await second.endUpload(session.id) != nil)
+            #expect(try await second.endUpload(session.id, expiredBefore: now) != nil)
         }
         #expect(try await first.expiredUploads(before: now, limit: 10).isEmpty)
         #expect(try await first.uploadSession("s-sweep3") != nil)
@@ -400,9 +446,7 @@ public struct CatalogConformance: Sendable {
         let two = SpotAdmission(maxObjects: 2)
         _ = try await first.commit(try Self.object("held/a.jpg", seed: 60), admission: two)
         try await second.startUpload(try Self.session("s-held1", "held/b.jpg", admission: two), now: Self.start)
-        // Full: one object and one session.
-        #expect(await Self.refuses(.conflict) { try await first.startUpload(try Self.session("s-held2", "held/c.jpg", admission: two), now: Self.start) })
-        #expect(await Self.refuses(.conflict) { _ = try await second.commit(try Self.object("held/c.jpg", seed: 61), admission: two) })
+        #expect(await Self.isFull(for: "held/c.jpg", admission: two, through: first), "one object and one session")
         #expect(try await first.spot(bucket: "spots", id: "held")?.objectCount == 1, "a session is not an object")
         // A replacement is never refused as full, as a session or as a commit.
         try await first.startUpload(try Self.session("s-held3", "held/a.jpg", admission: two), now: Self.start)
@@ -418,16 +462,116 @@ public struct CatalogConformance: Sendable {
         let one = SpotAdmission(maxObjects: 1, requiresOwnership: true)
         try await first.startUpload(try Self.session("s-new1", "new/a.jpg", by: "bob", admission: one), now: Self.start)
         #expect(try await second.spot(bucket: "spots", id: "new") == nil, "a session makes no spot")
-        #expect(await Self.refuses(.conflict) { try await second.startUpload(try Self.session("s-new2", "new/b.jpg", admission: one), now: Self.start) })
-        #expect(await Self.refuses(.conflict) { _ = try await second.commit(try Self.object("new/b.jpg", seed: 63), admission: one) })
-        // Once the session expired, the next start drops it and takes its place.
+        #expect(await Self.isFull(for: "new/b.jpg", admission: one, through: second))
+        // Once the session expired, it holds no place; it stays for the sweeper.
         let later = Self.start.addingTimeInterval(3601)
         try await second.startUpload(try Self.session("s-new3", "new/b.jpg", by: "carol", admission: one), now: later)
-        #expect(try await first.uploadSession("s-new1") == nil, "swept by the start")
+        #expect(try await first.uploadSession("s-new1") != nil, "a start sweeps nothing")
         #expect(try await first.uploadSession("s-new3") != nil)
         // Without a spot (a file at the bucket's top), nothing limits sessions.
         try await first.startUpload(try Self.session("s-top", "top.jpg", admission: one), now: Self.start)
         try await second.startUpload(try Self.session("s-top2", "top.jpg", admission: one), now: Self.start)
+    }
+
+    /// A session uploading a name that holds an object is a replacement: it holds no place.
+    func aSessionReplacingAnObjectHoldsNoPlace() async throws {
+        let (first, second) = try await makeCatalogs()
+        let two = SpotAdmission(maxObjects: 2)
+        _ = try await first.commit(try Self.object("repl/a.jpg", seed: 64), admission: two)
+        try await second.startUpload(try Self.session("s-repl-a", "repl/a.jpg", admission: two), now: Self.start)
+        // One object and its replacement in progress: one place taken, so a new name gets in.
+        try await first.startUpload(try Self.session("s-repl-b", "repl/b.jpg", admission: two), now: Self.start)
+        #expect(await Self.isFull(for: "repl/c.jpg", admission: two, through: second), "the object and the session uploading a new name")
+        // An object committed at a name sessions are uploading takes the place they hold.
+        _ = try await second.commit(try Self.object("repl/b.jpg", seed: 66), admission: two)
+        #expect(try await first.spot(bucket: "spots", id: "repl")?.objectCount == 2)
+        #expect(try await first.uploadSession("s-repl-b") != nil, "only its own commit ends a session")
+        var replacement = try Self.object("repl/a.jpg", seed: 67)
+        replacement.uploadSession = "s-repl-a"
+        _ = try await first.commit(replacement, admission: two)
+        #expect(try await second.spot(bucket: "spots", id: "repl")?.objectCount == 2)
+    }
+
+    /// Sessions uploading one new name hold one place between them.
+    func sessionsUploadingOneNewNameHoldOnePlace() async throws {
+        let (first, second) = try await makeCatalogs()
+        let three = SpotAdmission(maxObjects: 3)
+        _ = try await first.commit(try Self.object("twice/a.jpg", seed: 68), admission: three)
+        try await first.startUpload(try Self.session("s-twice1", "twice/b.jpg", admission: three), now: Self.start)
+        try await second.startUpload(try Self.session("s-twice2", "twice/b.jpg", admission: three), now: Self.start)
+        try await second.startUpload(try Self.session("s-twice3", "twice/c.jpg", admission: three), now: Self.start)
+        #expect(await Self.isFull(for: "twice/d.jpg", admission: three, through: first), "a, b and c")
+        // Another session for a name already held takes no other place.
+        try await first.startUpload(try Self.session("s-twice5", "twice/c.jpg", admission: three), now: Self.start)
+        var object = try Self.object("twice/b.jpg", seed: 72)
+        object.uploadSession = "s-twice1"
+        _ = try await second.commit(object, admission: three)
+        #expect(try await first.spot(bucket: "spots", id: "twice")?.objectCount == 2)
+        #expect(await Self.isFull(for: "twice/d.jpg", admission: three, through: second),
+                "b's other session now replaces an object; c's two still hold one place")
+    }
+
+    /// A session that expired holds no place, for starts and commits alike, though the
+    /// sweeper has not removed it yet.
+    func anExpiredSessionHoldsNoPlaceUntilSwept() async throws {
+        let (first, second) = try await makeCatalogs()
+        let one = SpotAdmission(maxObjects: 1)
+        try await first.startUpload(try Self.session("s-old1", "old/a.jpg", admission: one, createdAt: Self.longAgo), now: Self.longAgo)
+        let alive = Self.longAgo.addingTimeInterval(3599)
+        #expect(await Self.refuses(.conflict) {
+            try await second.startUpload(try Self.session("s-old2", "old/b.jpg", admission: one, createdAt: alive), now: alive)
+        }, "while it lives, it holds the spot's one place")
+        let expired = Self.longAgo.addingTimeInterval(3601)
+        try await second.startUpload(try Self.session("s-old3", "old/c.jpg", admission: one, createdAt: expired), now: expired)
+        // The commit's now is the wall clock, long past both sessions' expiry.
+        _ = try await first.commit(try Self.object("old/d.jpg", seed: 73), admission: one)
+        #expect(try await second.spot(bucket: "spots", id: "old")?.objectCount == 1)
+        #expect(try await second.uploadSession("s-old1") != nil, "left for the sweeper")
+        #expect(try await second.uploadSession("s-old3") != nil, "left for the sweeper")
+        #expect(try await first.expiredUploads(before: Self.start, limit: 10).map(\.id) == ["s-old1", "s-old3"])
+    }
+
+    /// A chunk for a session that expired is refused as for a session that is gone, and the
+    /// message does not name the session (its id is a secret).
+    func anExpiredSessionTakesNoChunk() async throws {
+        let (first, second) = try await makeCatalogs()
+        let session = try Self.session("s-late-secret", "late/a.jpg")
+        try await first.startUpload(session, now: Self.start)
+        let lease = try #require(try await first.lease([Self.digest(74)], at: Self.start, for: 600))
+        let late = session.expiresAt.addingTimeInterval(1)
+        let error = await #expect(throws: SpotError.self) {
+            try await second.appendChunk(UploadChunk(offset: 0, size: 10, digest: Self.digest(74)),
+                to: session.id, lease: lease, now: late, expiresAt: late.addingTimeInterval(3600))
+        }
+        #expect(error?.kind == .notFound)
+        #expect(error?.message.contains("secret") == false, "\(error?.message ?? "")")
+        #expect(try await first.uploadSession(session.id) == session, "nothing appended, the expiry stays")
+        #expect(try await first.blobReferences().leases[Self.digest(74)] != nil, "a refused append keeps the lease")
+        // Until it expires, it takes chunks.
+        let chunk = UploadChunk(offset: 0, size: 10, digest: Self.digest(74))
+        _ = try await second.appendChunk(chunk, to: session.id, lease: lease, now: session.expiresAt, expiresAt: late.addingTimeInterval(3600))
+        #expect(try await first.uploadSession(session.id)?.chunks == [chunk])
+    }
+
+    /// A sweep removes a session only if it is still expired: not one a chunk extended
+    /// after the sweeper listed it.
+    func aSweepLeavesASessionExtendedPastItsCutoff() async throws {
+        let (first, second) = try await makeCatalogs()
+        let session = try Self.session("s-ext", "ext/a.jpg")
+        try await first.startUpload(session, now: Self.start)
+        let cutoff = session.expiresAt.addingTimeInterval(60)
+        #expect(try await first.expiredUploads(before: cutoff, limit: 10).map(\.id) == ["s-ext"], "the sweeper lists it")
+        // Meanwhile, a chunk arrives (at a server whose now is still before the expiry).
+        let chunk = UploadChunk(offset: 0, size: 10, digest: Self.digest(75))
+        let lease = try #require(try await second.lease([chunk.digest], at: Self.start, for: 600))
+        let extended = try await second.appendChunk(
+            chunk, to: session.id, lease: lease, now: session.expiresAt.addingTimeInterval(-1), expiresAt: cutoff.addingTimeInterval(3600))
+        #expect(try await first.endUpload(session.id, expiredBefore: cutoff) == nil, "extended: not removed")
+        #expect(try await second.uploadSession(session.id) == extended)
+        #expect(try await first.endUpload(session.id, expiredBefore: extended.expiresAt) == nil, "expiring at the cutoff is not before it")
+        #expect(try await second.endUpload(session.id, expiredBefore: extended.expiresAt.addingTimeInterval(1)) == extended)
+        #expect(try await first.uploadSession(session.id) == nil)
+        #expect(try await first.endUpload(session.id, expiredBefore: nil) == nil)
     }
 
     func committingAnUploadSessionEndsIt() async throws {
@@ -512,12 +656,12 @@ public struct CatalogConformance: Sendable {
         let chunk = UploadChunk(offset: 0, size: 10, digest: Self.digest(80))
         try await first.startUpload(try Self.session("s-gc", "gc/a.jpg"), now: Self.start)
         let lease = try #require(try await first.lease([chunk.digest], at: Self.start, for: 60))
-        _ = try await second.appendChunk(chunk, to: "s-gc", lease: lease, expiresAt: Self.start.addingTimeInterval(3600))
+        _ = try await second.appendChunk(chunk, to: "s-gc", lease: lease, now: Self.start, expiresAt: Self.start.addingTimeInterval(3600))
         let later = Self.start.addingTimeInterval(7200)
         #expect(try await first.blobReferences().uploadChunks == [chunk.digest])
         #expect(try await first.blobReferences().referenced.contains(chunk.digest))
         #expect(try await !second.claimForRemoval(chunk.digest, cutoff: later, now: later), "a chunk names it")
-        _ = try await first.endUpload("s-gc")
+        _ = try await first.endUpload("s-gc", expiredBefore: nil)
         #expect(try await second.blobReferences().uploadChunks.isEmpty)
         #expect(try await second.claimForRemoval(chunk.digest, cutoff: later, now: later), "once its session ended")
         try await second.endRemoval(chunk.digest)

@@ -225,6 +225,28 @@ extension HTTPTests {
         }
     }
 
+    /// The session's URL lets a client go on without a token, but finishing needs the
+    /// sign-in of the start to stand: revoked since, the upload is refused.
+    @Test func anUploadStartedBeforeARevocationCannotBeFinished() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        let bytes = try fixture("photos/rocket.jpg")
+        try await app(store).test(.router) { client in
+            let url = try await startResumable(client, token: token, name: "gone/rocket.jpg", size: bytes.count)
+            let headers: HTTPFields = [
+                HTTPField.Name("X-Goog-Upload-Command")!: "upload", HTTPField.Name("X-Goog-Upload-Offset")!: "0",
+            ]
+            #expect(try await client.execute(uri: url, method: .post, headers: headers, body: ByteBuffer(bytes: bytes[..<1000])).status == .ok)
+            #expect(try await store.service.catalog.revokeTokens(of: "alice"))
+            let finalize: HTTPFields = [
+                HTTPField.Name("X-Goog-Upload-Command")!: "upload, finalize", HTTPField.Name("X-Goog-Upload-Offset")!: "1000",
+            ]
+            let response = try await client.execute(uri: url, method: .post, headers: finalize, body: ByteBuffer(bytes: bytes[1000...]))
+            #expect(response.status == .forbidden)
+            #expect(try errorMessage(response).contains("revoked"))
+        }
+    }
+
     @Test func metadataUpdatesBumpTheMetagenerationAndKeepTheToken() async throws {
         let store = try TestStore()
         let (_, token) = try await store.user("alice")
@@ -335,6 +357,34 @@ extension HTTPTests {
             }
             #expect(statuses.filter { $0 == .ok }.count == 4)
             #expect(statuses.filter { $0 == .conflict }.count == 12)
+        }
+    }
+
+    /// A metadata update cannot give an object a type the rules' `limit types` refuse (no
+    /// HTML served from the API's origin), nor a type with control characters.
+    @Test func aMetadataUpdateKeepsToTheTypesTheRulesAllow() async throws {
+        let rules = """
+            match /b/media/o/{uid}/{path=**} {
+              allow read, write: if request.auth.uid == uid;
+              limit types: ["text/plain", "application/octet-stream"];
+            }
+            """
+        let store = try TestStore(rules: rules)
+        let (_, token) = try await store.user("alice")
+        try await app(store).test(.router) { client in
+            var headers = auth(token)
+            headers[.contentType] = "text/plain"
+            #expect(try await client.execute(uri: "/v0/b/media/o/alice%2Fa.txt", method: .put, headers: headers, body: ByteBuffer(string: "<script>x</script>")).status == .ok)
+            let patch: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "application/json"]
+            try await client.execute(uri: "/v0/b/media/o/alice%2Fa.txt", method: .patch, headers: patch, body: ByteBuffer(string: #"{"contentType": "text/html"}"#)) { response in
+                #expect(response.status == .unsupportedMediaType)
+            }
+            try await client.execute(uri: "/v0/b/media/o/alice%2Fa.txt", method: .patch, headers: patch, body: ByteBuffer(string: #"{"contentType": "application/octet-stream"}"#)) { response in
+                #expect(response.status == .ok, "an allowed type may be set")
+            }
+            try await client.execute(uri: "/v0/b/media/o/alice%2Fa.txt?alt=media", method: .get, headers: auth(token)) { response in
+                #expect(response.headers[.contentType] == "application/octet-stream")
+            }
         }
     }
 

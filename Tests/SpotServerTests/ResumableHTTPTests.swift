@@ -145,6 +145,33 @@ import TestSupport
         }
     }
 
+    /// A resumable upload pipelined behind a download on one connection: its 104 comes after
+    /// the download's whole response, never inside it or before it.
+    @Test func aPipelinedUploadsAnnouncementWaitsForTheResponseBeforeIt() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        let big = randomBytes(3 << 20)
+        let small = randomBytes(1000)
+        try await app(store.service, gate: UploadGate()).test(.live) { client in
+            let put = try await client.execute(
+                uri: "/v0/b/media/o/alice%2Fbig.bin", method: .put, headers: Self.auth(token), body: ByteBuffer(bytes: big))
+            #expect(put.status == .ok)
+            let port = try #require(client.port)
+            let connection = try RawHTTPConnection(port: port)
+            let get = "GET /v0/b/media/o/alice%2Fbig.bin?alt=media HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(token)\r\n\r\n"
+            let upload = Self.creationHead("/v0/b/media/o/alice%2Fsmall.bin", port: port, token: token, length: small.count,
+                                           draft: "Upload-Draft-Interop-Version: 6\r\nUpload-Complete: ?1\r\n")
+            try await connection.send(Array(get.utf8) + Array(upload.utf8) + small)
+            let first = try await connection.receiveHead()
+            #expect(first.status == 200, "the download's answer comes first, not \(first)")
+            #expect(try await connection.receiveBody(of: first) == big, "its body is whole, with nothing inside it")
+            #expect(try await connection.receiveHead().status == 104)
+            let (final, _) = try await connection.receiveResponse()
+            #expect(final.status == 200)
+            connection.close()
+        }
+    }
+
     /// v3 says the same with `Upload-Incomplete` (`?1` while bytes are to follow).
     @Test func aV3UploadIsResumedWithUploadIncomplete() async throws {
         let store = try TestStore()

@@ -87,9 +87,18 @@ public final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
+    /// The body that follows `head`, read by its `Content-Length` (none: no body).
+    public func receiveBody(of head: RawHTTPHead, limit: Int = 20) async throws -> [UInt8] {
+        try await offPool { try self.receiveBodyNow(of: head, limit: limit) }
+    }
+
     private func receiveResponseNow(limit: Int) throws -> (head: RawHTTPHead, body: [UInt8]) {
         var head = try receiveHeadNow(limit: limit)
         while head.status / 100 == 1 { head = try receiveHeadNow(limit: limit) }
+        return (head, try receiveBodyNow(of: head, limit: limit))
+    }
+
+    private func receiveBodyNow(of head: RawHTTPHead, limit: Int) throws -> [UInt8] {
         let length = head["content-length"].flatMap { Int($0) } ?? 0
         while pending.count < length {
             guard try receiveMore(limit: limit) else {
@@ -98,7 +107,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
         }
         let body = Array(pending[..<length])
         pending.removeFirst(length)
-        return (head, body)
+        return body
     }
 
     private func closeNow() {
