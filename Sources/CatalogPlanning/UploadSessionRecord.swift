@@ -54,6 +54,42 @@ package struct UploadSessionRecord: Codable, Equatable, Sendable {
     }
 }
 
+/// A row of `finishedUploads` (`finished_uploads`): an upload session a commit completed,
+/// kept until forgotten (`Catalog.forgetFinishedUploads(finishedBefore:)`).
+package struct FinishedUploadRecord: Codable, Equatable, Sendable {
+    package var id: String
+    package var owner: String
+    package var bucket: String
+    package var name: String
+    package var generation: Int64
+    package var size: Int64
+    package var finishedAt: Date
+
+    package init(id: String, owner: String, bucket: String, name: String, generation: Int64, size: Int64, finishedAt: Date) {
+        self.id = id
+        self.owner = owner
+        self.bucket = bucket
+        self.name = name
+        self.generation = generation
+        self.size = size
+        self.finishedAt = finishedAt
+    }
+
+    /// The row recording that session `id`, started by `owner`, ended in `object`'s commit at `now`.
+    package init(session id: String, owner: String, committed object: NewObject, at now: Date) {
+        self.init(
+            id: id, owner: owner, bucket: object.path.bucket, name: object.path.name, generation: object.generation,
+            size: object.size, finishedAt: now)
+    }
+
+    /// The domain value.
+    package func finishedUpload() throws -> FinishedUpload {
+        FinishedUpload(
+            id: id, owner: owner, path: try storedPath(bucket: bucket, name: name), generation: generation, size: size,
+            finishedAt: finishedAt)
+    }
+}
+
 extension UploadSession {
     /// Whether the session expired before `date` (one expiring at `date` has not yet).
     package func expired(before date: Date) -> Bool {

@@ -95,7 +95,8 @@ extension SQLiteCatalog {
     /// digest, size, content type, owner, MD5, settings and generation (metageneration 1),
     /// and loses its download tokens; then `object.downloadTokenDigest` is recorded. The
     /// upload session `object.uploadSession` completes is removed (`.notFound` when it is
-    /// gone). When `object.path` has a `topFolder`, the spot is that folder: `admission`
+    /// gone) and recorded as finished (`finishedUpload(_:)`). When `object.path` has a
+    /// `topFolder`, the spot is that folder: `admission`
     /// decides on it as the transaction sees it (the write lock is held from the start:
     /// IMMEDIATE), counting the places its other live upload sessions hold (`SpotOccupancy`), and it is
     /// created owned by `object.owner` if absent. Photo metadata and thumbnails
@@ -109,7 +110,9 @@ extension SQLiteCatalog {
             let now = Date()
             let existing = try ObjectRecord.fetchOne(db, key: ObjectRecord.key(object.path))
             if let session = object.uploadSession {
-                guard try UploadSessionRecord.deleteOne(db, key: session) else { throw SpotError.uploadSessionGone }
+                guard let record = try UploadSessionRecord.fetchOne(db, key: session) else { throw SpotError.uploadSessionGone }
+                try record.delete(db)
+                try FinishedUploadRecord(session: session, owner: record.owner, committed: object, at: now).upsert(db)
             }
             if let spotId = object.path.topFolder {
                 try Self.admit(object, toSpot: spotId, admission: admission, isReplacement: existing != nil, at: now, db)

@@ -195,6 +195,10 @@ extension UploadSessionRecord: FetchableRecord, PersistableRecord {
     package static let databaseTableName = "uploadSessions"
 }
 
+extension FinishedUploadRecord: FetchableRecord, PersistableRecord {
+    package static let databaseTableName = "finishedUploads"
+}
+
 /// A row of `uploadChunks`: bytes `offset..<offset+size` of a session, stored as blob
 /// `digest`; deleted with its session (cascade).
 struct UploadChunkRecord: Codable, FetchableRecord, PersistableRecord {

@@ -15,6 +15,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v6", migrate: keyThumbnailsByContentTypeV6)
         migrator.registerMigration("v7", migrate: addSignInsV7)
         migrator.registerMigration("v8", migrate: addUploadSessionsV8)
+        migrator.registerMigration("v9", migrate: addFinishedUploadsV9)
         return migrator
     }
 
@@ -265,5 +266,22 @@ extension SQLiteCatalog {
             t.column("digest", .text).notNull().indexed()
             t.primaryKey(["sessionId", "offset"])
         }
+    }
+
+    /// Upload sessions a commit completed, what a client asking afterwards is told, indexed
+    /// by finish time (they are forgotten oldest first).
+    ///
+    /// Shipped: never change this.
+    private static func addFinishedUploadsV9(_ db: Database) throws {
+        try db.create(table: "finishedUploads") { t in
+            t.primaryKey("id", .text)
+            t.column("owner", .text).notNull()
+            t.column("bucket", .text).notNull()
+            t.column("name", .text).notNull()
+            t.column("generation", .integer).notNull()
+            t.column("size", .integer).notNull()
+            t.column("finishedAt", .datetime).notNull()
+        }
+        try db.create(index: "finishedUploads_on_finishedAt", on: "finishedUploads", columns: ["finishedAt"])
     }
 }

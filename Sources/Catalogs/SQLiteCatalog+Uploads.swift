@@ -70,6 +70,15 @@ extension SQLiteCatalog {
         }
     }
 
+    public func finishedUpload(_ id: String) async throws -> FinishedUpload? {
+        try readNow { db in try FinishedUploadRecord.fetchOne(db, key: id)?.finishedUpload() }
+    }
+
+    /// Removes the finished uploads with `finishedAt` before `cutoff` in one statement.
+    public func forgetFinishedUploads(finishedBefore cutoff: Date) async throws -> Int {
+        try await write { db in try FinishedUploadRecord.filter(Column("finishedAt") < cutoff).deleteAll(db) }
+    }
+
     /// Sessions that expired before `now`, earliest first (then by id), from one snapshot.
     public func expiredUploads(before now: Date, limit: Int) async throws -> [UploadSession] {
         try readNow { db in

@@ -86,7 +86,8 @@ extension PostgresCatalog {
     ///
     /// As the SQLite catalog does (see `Catalog.commit`): a replacement keeps `createdAt`,
     /// takes metageneration 1 and loses its download tokens, then `object.downloadTokenDigest`
-    /// is recorded; the upload session it completes is removed (`.notFound` when gone); in a
+    /// is recorded; the upload session it completes is removed (`.notFound` when gone) and
+    /// recorded as finished (`finishedUpload(_:)`); in a
     /// spot, the spot's admission lock is taken (`lockAdmission`), so commits and session
     /// starts into one spot from any connection or process take turns, and `admission`
     /// decides on the spot as it is then, counting the places its other live sessions hold;
@@ -103,10 +104,11 @@ extension PostgresCatalog {
             let spot = object.path.topFolder.map { SpotKey(bucket: bucket, id: $0) }
             if let spot { try await Self.lockAdmission(to: spot, connection, logger: logger) }
             if let session = object.uploadSession {
-                let removed = try await connection.query(
-                    "DELETE FROM upload_sessions WHERE id = \(session) RETURNING id", logger: logger
-                ).collect()
-                guard !removed.isEmpty else { throw SpotError.uploadSessionGone }
+                guard let owner = try await connection.query(
+                    "DELETE FROM upload_sessions WHERE id = \(session) RETURNING owner", logger: logger
+                ).collect().first?.decode(String.self, at: 0) else { throw SpotError.uploadSessionGone }
+                try await Self.insert(
+                    FinishedUploadRecord(session: session, owner: owner, committed: object, at: now), connection, logger: logger)
             }
             if let spot { try await Self.admit(object, to: spot, admission: admission, at: now, connection, logger: logger) }
             if let lease = object.lease { try await Self.release(heldLease: lease, connection, logger: logger) }

@@ -5,7 +5,7 @@ import SpotCore
 extension PostgresCatalog {
     /// The schema, one migration per shipped version, applied in order; `migrations` records
     /// which ran. A shipped migration never changes: add a new one instead.
-    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4)]
+    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5)]
 
     /// The advisory lock that serializes migrations of servers starting at once.
     static let migrationLock: Int64 = 0x5370_6f74_5374_6f72  // "SpotStor"
@@ -240,5 +240,23 @@ extension PostgresCatalog {
             PRIMARY KEY (session_id, "offset"))
         """,
         "CREATE INDEX upload_chunks_on_digest ON upload_chunks (digest)",
+    ]
+
+    /// Upload sessions a commit completed, what a client asking afterwards is told, indexed
+    /// by finish time (they are forgotten oldest first). The SQLite catalog's v9.
+    ///
+    /// Shipped: never change this.
+    static let schemaV5 = [
+        """
+        CREATE TABLE finished_uploads (
+            id text COLLATE "C" PRIMARY KEY,
+            owner text COLLATE "C" NOT NULL,
+            bucket text COLLATE "C" NOT NULL,
+            name text COLLATE "C" NOT NULL,
+            generation bigint NOT NULL,
+            size bigint NOT NULL,
+            finished_at timestamptz NOT NULL)
+        """,
+        "CREATE INDEX finished_uploads_on_finished_at ON finished_uploads (finished_at)",
     ]
 }

@@ -83,6 +83,38 @@ extension PostgresCatalog {
         }
     }
 
+    public func finishedUpload(_ id: String) async throws -> FinishedUpload? {
+        try await query("""
+            SELECT id, owner, bucket, name, generation, size, finished_at FROM finished_uploads WHERE id = \(id)
+            """).first.map { row in
+            let (id, owner, bucket, name, generation, size, finishedAt) =
+                try row.decode((String, String, String, String, Int64, Int64, Date).self)
+            return try FinishedUploadRecord(
+                id: id, owner: owner, bucket: bucket, name: name, generation: generation, size: size, finishedAt: finishedAt
+            ).finishedUpload()
+        }
+    }
+
+    /// Removes the finished uploads with `finished_at` before `cutoff` in one statement.
+    public func forgetFinishedUploads(finishedBefore cutoff: Date) async throws -> Int {
+        try await write { connection in
+            try await connection.query(
+                "DELETE FROM finished_uploads WHERE finished_at < \(cutoff) RETURNING id", logger: self.logger
+            ).collect().count
+        }
+    }
+
+    /// Records `record` (replacing a row of the same id: the latest commit of an id wins).
+    static func insert(_ record: FinishedUploadRecord, _ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("""
+            INSERT INTO finished_uploads (id, owner, bucket, name, generation, size, finished_at)
+            VALUES (\(record.id), \(record.owner), \(record.bucket), \(record.name), \(record.generation), \(record.size),
+                    \(record.finishedAt))
+            ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, bucket = EXCLUDED.bucket, name = EXCLUDED.name,
+                generation = EXCLUDED.generation, size = EXCLUDED.size, finished_at = EXCLUDED.finished_at
+            """, logger: logger)
+    }
+
     /// Sessions that expired before `now`, earliest first (then by id), from one snapshot.
     public func expiredUploads(before now: Date, limit: Int) async throws -> [UploadSession] {
         try await read { connection in

@@ -69,7 +69,9 @@ public protocol Catalog: Sendable {
     /// `.forbidden` (owned by another user while `requiresOwnership`) or `.conflict` (full).
     /// The spot's live upload sessions hold places too (see `startUpload(_:now:)`), except
     /// `object.uploadSession`, which must exist (else `.notFound`) and is removed in the
-    /// same transaction. A spot without a row counts only its sessions.
+    /// same transaction, recorded as a `FinishedUpload` of the committed object (its owner,
+    /// path, generation and size, finished at the commit's time). A spot without a row
+    /// counts only its sessions.
     /// With `object.lease`, the lease must still be held (else `.unavailable`: gc may have
     /// removed the blobs) and is released. Damage marks of the object's blob and thumbnails
     /// are cleared (the blobs were just stored whole). A replaced object's download tokens
@@ -158,6 +160,14 @@ public protocol Catalog: Sendable {
     /// it, or `nil` when there was none. With `expiredBefore`, only a session that expired
     /// before then is removed (a sweep must not remove a session a chunk just extended).
     func endUpload(_ id: String, expiredBefore: Date?) async throws -> UploadSession?
+
+    /// The upload session `id` that a commit completed (`NewObject.uploadSession`), or `nil`:
+    /// kept until `forgetFinishedUploads(finishedBefore:)`, so that a client whose last
+    /// answer was lost learns that the upload is complete.
+    func finishedUpload(_ id: String) async throws -> FinishedUpload?
+
+    /// Forgets the finished uploads committed before `cutoff`; returns how many.
+    func forgetFinishedUploads(finishedBefore cutoff: Date) async throws -> Int
 
     /// Up to `limit` sessions that expired before `now`, earliest first: for the sweeper.
     func expiredUploads(before now: Date, limit: Int) async throws -> [UploadSession]

@@ -52,3 +52,24 @@ public struct UploadChunk: Sendable, Equatable, Hashable {
         self.digest = digest
     }
 }
+
+/// An upload session a commit completed: what a client asking about it afterwards is told.
+public struct FinishedUpload: Sendable, Equatable {
+    public var id: String
+    /// The uploader's uid; `""` for anonymous uploads.
+    public var owner: String
+    /// The object the session stored, at this generation.
+    public var path: ObjectPath
+    public var generation: Int64
+    public var size: Int64
+    public var finishedAt: Date
+
+    public init(id: String, owner: String, path: ObjectPath, generation: Int64, size: Int64, finishedAt: Date) {
+        self.id = id
+        self.owner = owner
+        self.path = path
+        self.generation = generation
+        self.size = size
+        self.finishedAt = finishedAt
+    }
+}

@@ -89,7 +89,12 @@ extension ObjectRoutes {
         let commands = Set((request.headers[Self.uploadCommand] ?? "").lowercased().split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces)
         })
-        if commands == ["query"] { return Self.status("active", received: try await service.resumptionPoint(of: id, by: user).received) }
+        if commands == ["query"] {
+            switch try await service.resumptionPoint(of: id, by: user) {
+            case .active(let session): return Self.status("active", received: session.received)
+            case .finished(let finished): return Self.status("final", received: finished.size)
+            }
+        }
         if commands == ["cancel"] {
             try await service.cancelUploadSession(id, by: user)
             return Self.status("cancelled", received: nil)
@@ -102,13 +107,17 @@ extension ObjectRoutes {
         }
         try Self.refuseTransferCodings(request)
         do {
-            var end = offset
+            var end: Int64? = offset
             if commands.contains("upload") {
-                let session = try await gate.admitting { try await service.appendToUploadSession(
-                    id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) },
-                    body: request.body.map { $0.readableBytesView }) }
-                guard commands.contains("finalize") else { return Self.status("active", received: session.received) }
-                end = session.received
+                do {
+                    let session = try await gate.admitting { try await service.appendToUploadSession(
+                        id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) },
+                        body: request.body.map { $0.readableBytesView }) }
+                    guard commands.contains("finalize") else { return Self.status("active", received: session.received) }
+                    end = session.received
+                } catch let missing as SpotError where missing.kind == .notFound && commands.contains("finalize") {
+                    end = nil  // sent again after its answer was lost: finishing answers the object stored
+                }
             }
             let object = try await gate.admitting { try await service.finishUploadSession(id, at: end, by: user) }
             metrics.recordUpload(bytes: object.size)

@@ -35,8 +35,10 @@ extension ObjectRoutes {
     @Sendable func resumptionOffset(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let version = request.headers[ResumableUploadAnnouncer.interopVersion] ?? "6"
         let user = try await authenticate(request, context)
-        let session = try await service.resumptionPoint(of: try decodedParameter("id", as: "upload id", context), by: user)
-        var response = Self.resumableStatus(.noContent, offset: session.received, complete: false, version: version)
+        var response = switch try await service.resumptionPoint(of: try decodedParameter("id", as: "upload id", context), by: user) {
+        case .active(let session): Self.resumableStatus(.noContent, offset: session.received, complete: false, version: version)
+        case .finished(let finished): Self.resumableStatus(.noContent, offset: finished.size, complete: true, version: version)
+        }
         response.headers[.cacheControl] = "no-store"
         return response
     }

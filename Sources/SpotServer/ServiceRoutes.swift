@@ -87,10 +87,11 @@ extension ServiceRoutes {
         return bucket
     }
 
-    /// `id`, once it names an upload session into the URL's bucket that `user` may go on with.
+    /// `id`, once it names an upload session (active or finished) into the URL's bucket that
+    /// `user` may go on with.
     /// - Throws: `.notFound` for a session of another bucket; as `StorageService.uploadSession(_:by:)`.
     func uploadSession(_ id: String, _ context: SpotRequestContext, by user: User?) async throws -> String {
-        guard try await service.uploadSession(id, by: user).path.bucket == bucket(context) else {
+        guard try await service.uploadTarget(of: id, by: user).bucket == bucket(context) else {
             throw SpotError(.notFound, "there is no such upload in bucket \(try bucket(context))")
         }
         return id

@@ -87,16 +87,21 @@ struct TusRoutes: ServiceRoutes {
         if let refusal = Self.versionRefusal(request) { return refusal }
         let user = try await authenticate(request, context)
         let id = try await id(context, by: user)
-        let session = try await service.resumptionPoint(of: id, by: user)
-        var headers = Self.headers(for: session)
-        headers[.uploadOffset] = String(session.received)
-        headers[.cacheControl] = "no-store"
-        headers[Self.uploadMetadata] = try service.clientMetadata(of: session)
-        // Every byte arrived but the object was not stored (a failure after the last PATCH):
-        // the client will send nothing more, so it is stored now.
-        if session.declaredSize == session.received {
-            try await finish(id, by: user)
+        var headers: HTTPFields
+        switch try await service.resumptionPoint(of: id, by: user) {
+        case .active(let session):
+            headers = Self.headers(for: session, offset: session.received)
+            headers[Self.uploadMetadata] = try service.clientMetadata(of: session)
+            // Every byte arrived but the object was not stored (a failure after the last
+            // PATCH): the client will send nothing more, so it is stored now.
+            if session.declaredSize == session.received {
+                try await finish(id, by: user)
+            }
+        case .finished(let finished):
+            headers = Self.headers(offset: finished.size)
+            headers[.uploadLength] = String(finished.size)
         }
+        headers[.cacheControl] = "no-store"
         return Response(status: .ok, headers: headers)
     }
 

@@ -24,6 +24,14 @@ public struct UploadOffsetMismatch: Error, Sendable {
     public let session: UploadSession
 }
 
+/// Where an upload is, for a client asking after a dropped connection or a lost answer.
+public enum UploadProgress: Sendable {
+    /// Still receiving bytes.
+    case active(UploadSession)
+    /// Complete: a commit stored its object.
+    case finished(FinishedUpload)
+}
+
 /// A chunk whose bytes do not have the digest the client gave; nothing of it was kept.
 public struct ChunkChecksumMismatch: Error, Sendable {}
 
@@ -96,9 +104,43 @@ extension StorageService {
     /// waits up to `settleTime` for that request to end, so the answer does not send the
     /// client back to an older offset).
     /// - Throws: as `uploadSession(_:by:)`.
-    public func resumptionPoint(of id: String, by user: User?) async throws -> UploadSession {
+    /// A session that a commit completed is `.finished`, for a while (`uploadExpiry`).
+    public func resumptionPoint(of id: String, by user: User?) async throws -> UploadProgress {
         await appendsInFlight.waitUntilNone(for: id, atMost: Self.settleTime)
-        return try await uploadSession(id, by: user)
+        do {
+            return .active(try await uploadSession(id, by: user))
+        } catch let missing as SpotError where missing.kind == .notFound {
+            guard let finished = try await finishedUpload(id, by: user) else { throw missing }
+            return .finished(finished)
+        }
+    }
+
+    /// Where session `id` uploads to, or uploaded to once finished.
+    /// - Throws: as `uploadSession(_:by:)`.
+    public func uploadTarget(of id: String, by user: User?) async throws -> ObjectPath {
+        do {
+            return try await uploadSession(id, by: user).path
+        } catch let missing as SpotError where missing.kind == .notFound {
+            guard let finished = try await finishedUpload(id, by: user) else { throw missing }
+            return finished.path
+        }
+    }
+
+    /// Session `id` when a commit completed it, or `nil`.
+    /// - Throws: `.forbidden` when `user` is signed in as someone other than its owner.
+    private func finishedUpload(_ id: String, by user: User?) async throws -> FinishedUpload? {
+        guard let finished = try await catalog.finishedUpload(id) else { return nil }
+        if let user, user.uid != finished.owner { throw SpotError(.forbidden, "this upload session belongs to another user") }
+        return finished
+    }
+
+    /// The object finished session `id` stored, while it is still that object (not
+    /// replaced or deleted since), or `nil`.
+    private func finishedObject(of id: String, by user: User?) async throws -> StoredObject? {
+        guard let finished = try await finishedUpload(id, by: user),
+              let object = try await catalog.object(at: finished.path), object.generation == finished.generation
+        else { return nil }
+        return object
     }
 
     /// The most chunks one upload session may have (each is a blob and a catalog row).
@@ -218,7 +260,14 @@ extension StorageService {
         // A client asking where the session is waits for this, as for an append.
         appendsInFlight.begin(id)
         defer { appendsInFlight.end(id) }
-        var session = try await uploadSession(id, by: user)
+        var session: UploadSession
+        do {
+            session = try await uploadSession(id, by: user)
+        } catch let missing as SpotError where missing.kind == .notFound {
+            // Finishing again (the answer was lost) answers the object stored.
+            guard let object = try await finishedObject(of: id, by: user) else { throw missing }
+            return object
+        }
         if let offset, offset != session.received { throw UploadOffsetMismatch(expected: session.received, session: session) }
         if session.declaredSize == nil { session = try await declareSize(session.received, ofUploadSession: id, by: user) }
         if let declared = session.declaredSize, declared != session.received {
@@ -251,6 +300,10 @@ extension StorageService {
             let object = try await complete(staged, authorized, details: terms.details, session: id)
             await discard(session.chunks)
             return object
+        } catch let missing as SpotError where missing.kind == .notFound {
+            // Another request finished it first (on this instance or another).
+            guard let object = try await finishedObject(of: id, by: user) else { throw missing }
+            return object
         } catch let refusal as SpotError where Self.refusalsOfFinishedBytes.contains(refusal.kind) {
             // These bytes can never be stored: the session ends now rather than hold its place.
             if let ended = try await catalog.endUpload(id, expiredBefore: nil) { await discard(ended.chunks) }
@@ -267,7 +320,8 @@ extension StorageService {
         if let ended = try await catalog.endUpload(id, expiredBefore: nil) { await discard(ended.chunks) }
     }
 
-    /// Removes the sessions that expired by now with their bytes; returns how many.
+    /// Removes the sessions that expired by now with their bytes, and forgets the finished
+    /// ones older than `uploadExpiry`; returns how many sessions were removed.
     @discardableResult
     public func sweepExpiredUploads() async throws -> Int {
         var swept = 0
@@ -283,7 +337,10 @@ extension StorageService {
                     swept += 1
                 }
             }
-            if expired.isEmpty { return swept }
+            if expired.isEmpty {
+                _ = try await catalog.forgetFinishedUploads(finishedBefore: now.addingTimeInterval(-configuration.uploadExpiry))
+                return swept
+            }
         }
     }
 

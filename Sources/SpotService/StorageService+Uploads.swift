@@ -92,7 +92,9 @@ extension StorageService {
             var new = try await put(judged, analysis, as: authorized)
             new.md5 = staged.md5
             new.settings = details.settings
-            new.generation = Int64((configuration.now().timeIntervalSince1970 * 1_000_000).rounded())
+            // A new generation for every upload to the name, even within one microsecond.
+            let now = Int64((configuration.now().timeIntervalSince1970 * 1_000_000).rounded())
+            new.generation = max(now, (authorized.request.resource?.generation ?? 0) + 1)
             new.uploadSession = session
             if authorized.limits.makesDownloadToken, let token = automaticDownloadToken(of: new.path, generation: new.generation) {
                 new.downloadTokenDigest = Tokens.digest(of: token)

@@ -41,6 +41,8 @@ public struct CatalogConformance: Sendable {
         try await anExpiredSessionTakesNoChunk()
         try await aSweepLeavesASessionExtendedPastItsCutoff()
         try await committingAnUploadSessionEndsIt()
+        try await aCommittedSessionIsRecordedAsFinished()
+        try await forgettingFinishedUploadsRemovesOnlyOlderOnes()
         try await sessionStartsAndCommitsRaceForTheLastPlaces()
         try await gcKeepsTheChunksOfUploadSessions()
     }
@@ -600,6 +602,53 @@ public struct CatalogConformance: Sendable {
         _ = try await first.commit(late, admission: two)
         #expect(try await second.uploadSession("s-done2") == nil)
         #expect(try await second.spot(bucket: "spots", id: "done")?.objectCount == 2)
+    }
+
+    /// A session's commit records what it stored, with the session's owner (not the
+    /// object's) and the commit's time; a plain commit and a refused one record nothing.
+    func aCommittedSessionIsRecordedAsFinished() async throws {
+        let (first, second) = try await makeCatalogs()
+        try await first.startUpload(try Self.session("s-fin", "fin/a.jpg", by: "carol"), now: Self.start)
+        try await first.startUpload(try Self.session("s-fin-refused", "fin/b.jpg"), now: Self.start)
+        #expect(try await second.finishedUpload("s-fin") == nil, "not before its commit")
+        var object = try Self.object("fin/a.jpg", seed: 72)
+        object.generation = 1_800_000_000_654_321
+        object.uploadSession = "s-fin"
+        let stored = try await first.commit(object, admission: SpotAdmission())
+        let finished = try #require(try await second.finishedUpload("s-fin"))
+        #expect(finished.id == "s-fin" && finished.owner == "carol")
+        #expect(finished.path == object.path && finished.generation == object.generation && finished.size == object.size)
+        #expect(finished.finishedAt == stored.updatedAt, "finished at the commit's time")
+
+        _ = try await second.commit(try Self.object("fin/c.jpg", seed: 73), admission: SpotAdmission())
+        var refused = try Self.object("fin/b.jpg", by: "bob", seed: 74)
+        refused.uploadSession = "s-fin-refused"
+        #expect(await Self.refuses(.forbidden) {
+            _ = try await second.commit(refused, admission: SpotAdmission(maxObjects: 4, requiresOwnership: true))
+        })
+        #expect(try await first.finishedUpload("s-fin-refused") == nil, "the refused commit recorded nothing")
+        #expect(try await first.forgetFinishedUploads(finishedBefore: .distantFuture) == 1, "only the session's commit was recorded")
+        #expect(try await second.finishedUpload("s-fin") == nil)
+    }
+
+    /// Forgetting removes the uploads finished before the cutoff, not those finished at it or after.
+    func forgettingFinishedUploadsRemovesOnlyOlderOnes() async throws {
+        let (first, second) = try await makeCatalogs()
+        var finishedAt: [Date] = []
+        for index in 0..<2 {
+            try await first.startUpload(try Self.session("s-old\(index)", "forget/\(index).jpg"), now: Self.start)
+            var object = try Self.object("forget/\(index).jpg", seed: 75 + index)
+            object.uploadSession = "s-old\(index)"
+            finishedAt.append(try await second.commit(object, admission: SpotAdmission()).updatedAt)
+        }
+        // The commits' times are the wall clock's: the earlier one is the cutoff.
+        let earliest = try #require(finishedAt.min())
+        #expect(try await second.forgetFinishedUploads(finishedBefore: earliest) == 0, "finished at the cutoff is not before it")
+        #expect(try await second.finishedUpload("s-old0") != nil)
+        #expect(try await second.finishedUpload("s-old1") != nil)
+        #expect(try await first.forgetFinishedUploads(finishedBefore: earliest.addingTimeInterval(3600)) == 2)
+        #expect(try await second.finishedUpload("s-old0") == nil)
+        #expect(try await second.finishedUpload("s-old1") == nil)
     }
 
     /// Sessions and one-shot commits into one spot at once, through two connections: the

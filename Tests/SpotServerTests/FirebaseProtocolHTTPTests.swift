@@ -164,9 +164,43 @@ extension HTTPTests {
             #expect(object["sha256"] as? String == SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
             #expect(object["metadata"] as? [String: String] == ["k": "v"])
             #expect(object["downloadTokens"] is String)
-            // The session is gone once the object is stored.
+            // A client whose last answer was lost: a query says final, finalizing again
+            // answers the same object.
             let query = try await client.execute(uri: url, method: .post, headers: firebase(token, [("X-Goog-Upload-Command", "query")]))
-            #expect(query.status == .notFound)
+            #expect(query.status == .ok)
+            #expect(query.headers[HTTPField.Name("X-Goog-Upload-Status")!] == "final")
+            #expect(query.headers[HTTPField.Name("X-Goog-Upload-Size-Received")!] == String(bytes.count))
+            let again = try await chunk(client, url, token: token, command: "finalize", offset: bytes.count, bytes: [])
+            #expect(again.status == .ok)
+            #expect(try json(again)["generation"] as? String == object["generation"] as? String)
+            let lastAgain = try await chunk(client, url, token: token, command: "upload, finalize", offset: 0, bytes: bytes[...])
+            #expect(lastAgain.status == .ok, "the last chunk sent again also answers the object")
+            // Once the object is replaced, the old session no longer answers for it.
+            #expect(try await client.execute(uri: "/v0/b/spots/o/moon%2Frocket.jpg", method: .put, headers: auth(token), body: ByteBuffer(bytes: bytes)).status == .ok)
+            #expect(try await chunk(client, url, token: token, command: "finalize", offset: bytes.count, bytes: []).status == .notFound)
+        }
+    }
+
+    /// Several finalizes of one session at once (a client retrying): one stores the object,
+    /// every one answers it.
+    @Test func concurrentFinalizesAllAnswerTheOneObject() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        let bytes = try fixture("photos/chelsea.jpg")
+        try await app(store).test(.router) { client in
+            let url = try await startResumable(client, token: token, name: "many/chelsea.jpg", size: bytes.count)
+            #expect(try await chunk(client, url, token: token, command: "upload", offset: 0, bytes: bytes[...]).status == .ok)
+            let generations = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        let response = try await chunk(client, url, token: token, command: "finalize", offset: bytes.count, bytes: [])
+                        return response.status == .ok ? try json(response)["generation"] as? String : nil
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(generations.count == 4 && generations.allSatisfy { $0 != nil })
+            #expect(Set(generations).count == 1, "one object, one generation")
         }
     }
 

@@ -114,7 +114,8 @@ import TestSupport
             }
             let (status, stored) = try await Self.media(client, "/v0/b/media/o/alice%2Fclip.mov?alt=media", token)
             #expect(status == .ok && stored.count == bytes.count && hexSHA256(stored) == hexSHA256(bytes), "the file's exact bytes")
-            #expect(try await client.execute(uri: upload, method: .head, headers: Self.auth(token, [Self.interopVersion: "6"])).status == .notFound)
+            let after = try await client.execute(uri: upload, method: .head, headers: Self.auth(token, [Self.interopVersion: "6"]))
+            #expect(after.status == .noContent && after.headers[Self.uploadComplete] == "?1", "the finished upload says it is complete")
             #expect(try store.temporaryFiles().isEmpty)
         }
     }
@@ -141,7 +142,9 @@ import TestSupport
             #expect(metadata["contentType"] as? String == "image/jpeg", "sniffed, not the claimed octet-stream")
             #expect((metadata["photo"] as? [String: Any])?["location"] != nil)
             let upload = try Self.path(of: try #require(interim["location"]))
-            #expect(try await client.execute(uri: upload, method: .head, headers: Self.auth(token)).status == .notFound, "the finished upload is gone")
+            let after = try await client.execute(uri: upload, method: .head, headers: Self.auth(token, [Self.interopVersion: "6"]))
+            #expect(after.status == .noContent, "the finished upload says it is complete")
+            #expect(after.headers[Self.uploadComplete] == "?1" && after.headers[Self.uploadOffset] == String(photo.count))
         }
     }
 
