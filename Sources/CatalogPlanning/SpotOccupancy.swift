@@ -7,7 +7,10 @@ import SpotCore
 /// row yet), its objects, and the places its live upload sessions hold. A backend counts
 /// `sessions` as the distinct names in the spot, other than the name being admitted, that
 /// some session expiring after now is uploading and no object has: a session replacing an
-/// object holds no place, and sessions uploading one new name hold one.
+/// object holds no place, and sessions uploading one new name hold one. Where the admission
+/// requires ownership, only the admitted uploader's own sessions count (`counted`): another
+/// user's sessions could never commit into a spot the uploader owns, so they cannot hold an
+/// unclaimed spot's places against its first uploader.
 package struct SpotOccupancy: Sendable, Equatable {
     package var bucket: String
     package var id: String
@@ -21,6 +24,12 @@ package struct SpotOccupancy: Sendable, Equatable {
         self.owner = owner
         self.objects = objects
         self.sessions = sessions
+    }
+
+    /// Whose sessions count when `uploader` is admitted under `admission`: only theirs when
+    /// the admission requires ownership, everyone's (`nil`) otherwise.
+    package static func counted(_ uploader: String, _ admission: SpotAdmission) -> String? {
+        admission.requiresOwnership ? uploader : nil
     }
 
     /// Why the spot refuses a new object (or session) of `committer` under `admission`, or

@@ -198,7 +198,9 @@ extension SQLiteCatalog {
         _ object: NewObject, toSpot spotId: String, admission: SpotAdmission, isReplacement: Bool, at now: Date, _ db: Database
     ) throws {
         let bucket = object.path.bucket
-        let occupancy = try occupancy(of: SpotKey(bucket: bucket, id: spotId), admitting: object.path.name, now: now, db)
+        let occupancy = try occupancy(
+            of: SpotKey(bucket: bucket, id: spotId), admitting: object.path.name, by: SpotOccupancy.counted(object.owner, admission),
+            now: now, db)
         if let refusal = occupancy.refusal(of: object.owner, admission: admission, isReplacement: isReplacement) { throw refusal }
         if occupancy.owner == nil {
             try SpotRecord(bucket: bucket, id: spotId, owner: object.owner, createdAt: now).insert(db)
@@ -208,15 +210,15 @@ extension SQLiteCatalog {
     /// The owner (`nil` without a row), objects and upload sessions' places of `spot`, as
     /// admission counts them for `name` at `now` (see `SpotOccupancy`): the distinct names
     /// other than `name` that a session expiring after `now` is uploading and no object has.
-    static func occupancy(of spot: SpotKey, admitting name: String, now: Date, _ db: Database) throws -> SpotOccupancy {
+    static func occupancy(of spot: SpotKey, admitting name: String, by uploader: String?, now: Date, _ db: Database) throws -> SpotOccupancy {
         let owner = try String.fetchOne(
             db.cachedStatement(sql: "SELECT owner FROM spots WHERE bucket = ? AND id = ?"), arguments: [spot.bucket, spot.id])
         let counts = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT (SELECT COUNT(*) FROM objects WHERE bucket = ?1 AND spotId = ?2) AS objects,
                 (SELECT COUNT(DISTINCT name) FROM uploadSessions AS session
-                 WHERE bucket = ?1 AND spotId = ?2 AND expiresAt > ?3 AND name <> ?4
+                 WHERE bucket = ?1 AND spotId = ?2 AND expiresAt > ?3 AND name <> ?4 AND (?5 IS NULL OR owner = ?5)
                    AND NOT EXISTS (SELECT 1 FROM objects WHERE objects.bucket = ?1 AND objects.name = session.name)) AS sessions
-            """), arguments: [spot.bucket, spot.id, now, name])
+            """), arguments: [spot.bucket, spot.id, now, name, uploader])
         return SpotOccupancy(
             bucket: spot.bucket, id: spot.id, owner: owner, objects: counts?["objects"] ?? 0, sessions: counts?["sessions"] ?? 0)
     }

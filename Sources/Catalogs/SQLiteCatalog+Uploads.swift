@@ -14,7 +14,8 @@ extension SQLiteCatalog {
         try await write { db in
             if let spotId = session.path.topFolder {
                 let spot = SpotKey(bucket: session.path.bucket, id: spotId)
-                let occupancy = try Self.occupancy(of: spot, admitting: session.path.name, now: now, db)
+                let occupancy = try Self.occupancy(
+                    of: spot, admitting: session.path.name, by: SpotOccupancy.counted(session.owner, session.admission), now: now, db)
                 let isReplacement = try ObjectRecord.exists(db, key: ObjectRecord.key(session.path))
                 if let refusal = occupancy.refusal(of: session.owner, admission: session.admission, isReplacement: isReplacement) {
                     throw refusal

@@ -206,7 +206,7 @@ extension PostgresCatalog {
         _ object: NewObject, to spot: SpotKey, admission: SpotAdmission, at now: Date, _ connection: PostgresConnection, logger: Logger
     ) async throws {
         let (occupancy, isReplacement) = try await lockedOccupancy(
-            of: spot, admitting: object.path.name, now: now, connection, logger: logger)
+            of: spot, admitting: object.path.name, by: SpotOccupancy.counted(object.owner, admission), now: now, connection, logger: logger)
         if let refusal = occupancy.refusal(of: object.owner, admission: admission, isReplacement: isReplacement) { throw refusal }
         guard occupancy.owner == nil else { return }
         try await connection.query("""
@@ -229,7 +229,7 @@ extension PostgresCatalog {
     /// `now` is uploading and no object has), and whether `name` holds an object; read after
     /// `lockAdmission`, so the counts are current.
     static func lockedOccupancy(
-        of spot: SpotKey, admitting name: String, now: Date, _ connection: PostgresConnection, logger: Logger
+        of spot: SpotKey, admitting name: String, by uploader: String?, now: Date, _ connection: PostgresConnection, logger: Logger
     ) async throws -> (occupancy: SpotOccupancy, isReplacement: Bool) {
         let owner = try await connection.query(
             "SELECT owner FROM spots WHERE bucket = \(spot.bucket) AND id = \(spot.id) FOR UPDATE", logger: logger
@@ -238,6 +238,7 @@ extension PostgresCatalog {
             SELECT (SELECT COUNT(*) FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)),
                 (SELECT COUNT(DISTINCT s.name) FROM upload_sessions s
                  WHERE s.bucket = \(spot.bucket) AND s.spot_id = \(spot.id) AND s.expires_at > \(now) AND s.name <> \(name)
+                   AND (\(uploader)::text IS NULL OR s.owner = \(uploader))
                    AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket = s.bucket AND o.name = s.name)),
                 EXISTS (SELECT 1 FROM objects WHERE bucket = \(spot.bucket) AND name = \(name))
             """, logger: logger).collect()

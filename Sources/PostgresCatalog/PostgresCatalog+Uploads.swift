@@ -19,7 +19,8 @@ extension PostgresCatalog {
                 let spot = SpotKey(bucket: record.bucket, id: spotId)
                 try await Self.lockAdmission(to: spot, connection, logger: logger)
                 let (occupancy, isReplacement) = try await Self.lockedOccupancy(
-                    of: spot, admitting: record.name, now: now, connection, logger: logger)
+                    of: spot, admitting: record.name, by: SpotOccupancy.counted(record.owner, session.admission), now: now,
+                    connection, logger: logger)
                 if let refusal = occupancy.refusal(of: record.owner, admission: session.admission, isReplacement: isReplacement) {
                     throw refusal
                 }

@@ -36,6 +36,7 @@ public struct CatalogConformance: Sendable {
         try await expiredUploadSessionsAreSweptEarliestFirst()
         try await uploadSessionsHoldPlacesInTheirSpot()
         try await aSessionReplacingAnObjectHoldsNoPlace()
+        try await anotherUploadersSessionsHoldNoPlaceWhereOwnershipIsRequired()
         try await sessionsUploadingOneNewNameHoldOnePlace()
         try await anExpiredSessionHoldsNoPlaceUntilSwept()
         try await anExpiredSessionTakesNoChunk()
@@ -460,8 +461,9 @@ public struct CatalogConformance: Sendable {
         })
         try await first.startUpload(try Self.session("s-held5", "held/d.jpg", by: "alice", admission: owned), now: Self.start)
 
-        // A spot without a row is owned by nobody yet and counts only its sessions.
-        let one = SpotAdmission(maxObjects: 1, requiresOwnership: true)
+        // A spot without a row is owned by nobody yet and counts only its sessions (everyone's,
+        // where ownership is not required).
+        let one = SpotAdmission(maxObjects: 1)
         try await first.startUpload(try Self.session("s-new1", "new/a.jpg", by: "bob", admission: one), now: Self.start)
         #expect(try await second.spot(bucket: "spots", id: "new") == nil, "a session makes no spot")
         #expect(await Self.isFull(for: "new/b.jpg", admission: one, through: second))
@@ -476,6 +478,35 @@ public struct CatalogConformance: Sendable {
     }
 
     /// A session uploading a name that holds an object is a replacement: it holds no place.
+    /// Where the rules allow uploads only into an unclaimed spot or one's own, another user's
+    /// sessions cannot hold the places of an unclaimed spot: they could never commit once
+    /// someone else owns it. Where ownership is not required, everyone's sessions count.
+    func anotherUploadersSessionsHoldNoPlaceWhereOwnershipIsRequired() async throws {
+        let (first, second) = try await makeCatalogs()
+        let owned = SpotAdmission(maxObjects: 2, requiresOwnership: true)
+        for index in 0..<2 {
+            try await first.startUpload(try Self.session("s-bob\(index)", "claim/bob\(index).jpg", by: "bob", admission: owned), now: Self.start)
+        }
+        try await second.startUpload(try Self.session("s-alice", "claim/alice.jpg", by: "alice", admission: owned), now: Self.start)
+        #expect(try await first.commit(try Self.object("claim/a.jpg", by: "alice", seed: 81), admission: owned).owner == "alice")
+        var late = try Self.object("claim/bob0.jpg", by: "bob", seed: 82)
+        late.uploadSession = "s-bob0"
+        await #expect(throws: SpotError.self, "bob's session cannot commit into alice's spot") {
+            _ = try await second.commit(late, admission: owned)
+        }
+
+        let shared = SpotAdmission(maxObjects: 2)
+        for index in 0..<2 {
+            try await first.startUpload(try Self.session("s-share\(index)", "shared/bob\(index).jpg", by: "bob", admission: shared), now: Self.start)
+        }
+        do {
+            try await second.startUpload(try Self.session("s-share-alice", "shared/alice.jpg", by: "alice", admission: shared), now: Self.start)
+            Issue.record("without ownership every uploader's sessions count: the spot is full")
+        } catch let error as SpotError {
+            #expect(error.kind == .conflict)
+        }
+    }
+
     func aSessionReplacingAnObjectHoldsNoPlace() async throws {
         let (first, second) = try await makeCatalogs()
         let two = SpotAdmission(maxObjects: 2)
