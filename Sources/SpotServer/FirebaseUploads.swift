@@ -105,22 +105,19 @@ extension ObjectRoutes {
         guard let offsetText = request.headers[Self.uploadOffset], let offset = Int64(offsetText) else {
             throw SpotError(.badRequest, "an upload command needs X-Goog-Upload-Offset: the offset of its first byte")
         }
-        try Self.refuseTransferCodings(request)
+        try Self.refuseTransferCodings(request)  // for every command, `finalize` alone too
         do {
             var end: Int64? = offset
             if commands.contains("upload") {
                 do {
-                    let session = try await gate.admitting { try await service.appendToUploadSession(
-                        id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) },
-                        body: request.body.map { $0.readableBytesView }) }
+                    let session = try await appendBody(of: request, to: id, at: offset, by: user)
                     guard commands.contains("finalize") else { return Self.status("active", received: session.received) }
                     end = session.received
                 } catch let missing as SpotError where missing.kind == .notFound && commands.contains("finalize") {
                     end = nil  // sent again after its answer was lost: finishing answers the object stored
                 }
             }
-            let object = try await gate.admitting { try await service.finishUploadSession(id, at: end, by: user) }
-            metrics.recordUpload(bytes: object.size)
+            let object = try await finishSession(id, at: end, by: user)
             var response = try await metadata(object, request, context)
             response.headers[Self.uploadStatus] = "final"
             return response

@@ -11,7 +11,7 @@ import SpotCore
 import SpotService
 
 /// The handlers of `/v0/b/{bucket}/o…`.
-package struct ObjectRoutes: ServiceRoutes {
+package struct ObjectRoutes: UploadRoutes {
     let service: StorageService
     let limiter: FailedAuthenticationLimiter
     let addressing: ClientAddressing
@@ -315,13 +315,6 @@ package struct ObjectRoutes: ServiceRoutes {
             let object = try await store(try await authenticate(request, context))
             metrics.recordUpload(bytes: object.size)
             return try await metadata(object, request, context)
-        }
-    }
-
-    /// Only chunked framing is undone; refuses a body in another transfer coding.
-    static func refuseTransferCodings(_ request: Request) throws(SpotError) {
-        if let coding = request.headers[.transferEncoding], coding.lowercased() != "chunked" {
-            throw SpotError(.badRequest, "the transfer coding '\(coding)' is not supported; send the body as is or chunked")
         }
     }
 

@@ -68,16 +68,10 @@ extension ObjectRoutes {
     private func resumableAppend(
         _ request: Request, _ context: SpotRequestContext, _ id: String, at offset: Int64, by user: User?, complete: Bool, version: String
     ) async throws -> Response {
-        try Self.refuseTransferCodings(request)
         do {
-            let session = try await gate.admitting {
-                try await service.appendToUploadSession(
-                    id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) },
-                    body: request.body.map { $0.readableBytesView })
-            }
+            let session = try await appendBody(of: request, to: id, at: offset, by: user)
             guard complete else { return Self.resumableStatus(.noContent, offset: session.received, complete: false, version: version) }
-            let object = try await gate.admitting { try await service.finishUploadSession(id, at: session.received, by: user) }
-            metrics.recordUpload(bytes: object.size)
+            let object = try await finishSession(id, at: session.received, by: user)
             var response = try await metadata(object, request, context)
             Self.describe(&response.headers, offset: object.size, complete: true, version: version)
             return response

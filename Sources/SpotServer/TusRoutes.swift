@@ -24,7 +24,7 @@ struct TusResumableHeader<Context: RequestContext>: RouterMiddleware {
 /// type with `contentType` (or `filetype`), as Supabase's tus endpoint does. The upload
 /// is an upload session of the catalog: any instance goes on with it, and it is stored as
 /// an object the moment its last byte arrives.
-struct TusRoutes: ServiceRoutes {
+struct TusRoutes: UploadRoutes {
     let service: StorageService
     let limiter: FailedAuthenticationLimiter
     let addressing: ClientAddressing
@@ -95,7 +95,7 @@ struct TusRoutes: ServiceRoutes {
             // Every byte arrived but the object was not stored (a failure after the last
             // PATCH): the client will send nothing more, so it is stored now.
             if session.declaredSize == session.received {
-                try await finish(id, by: user)
+                _ = try await finishSession(id, by: user)
             }
         case .finished(let finished):
             headers = Self.headers(offset: finished.size)
@@ -135,20 +135,16 @@ struct TusRoutes: ServiceRoutes {
     private func receive(
         _ request: Request, _ id: String, at offset: Int64, by user: User?
     ) async throws -> (headers: HTTPFields, status: HTTPResponse.Status?) {
-        try ObjectRoutes.refuseTransferCodings(request)
+        try Self.refuseTransferCodings(request)
         let checksum = try request.headers[Self.uploadChecksum].map(Self.checksum)
-        return try await gate.admitting {
-            do {
-                let session = try await service.appendToUploadSession(
-                    id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) }, checksum: checksum,
-                    body: request.body.map { $0.readableBytesView })
-                if session.declaredSize == session.received { try await finish(id, by: user) }
-                return (Self.headers(for: session, offset: session.received), nil)
-            } catch let mismatch as UploadOffsetMismatch {
-                return (Self.headers(for: mismatch.session, offset: mismatch.expected), .conflict)
-            } catch is ChunkChecksumMismatch {
-                return (Self.headers(offset: offset), HTTPResponse.Status(code: 460, reasonPhrase: "Checksum Mismatch"))
-            }
+        do {
+            let session = try await appendBody(of: request, to: id, at: offset, by: user, checksum: checksum)
+            if session.declaredSize == session.received { _ = try await finishSession(id, by: user) }
+            return (Self.headers(for: session, offset: session.received), nil)
+        } catch let mismatch as UploadOffsetMismatch {
+            return (Self.headers(for: mismatch.session, offset: mismatch.expected), .conflict)
+        } catch is ChunkChecksumMismatch {
+            return (Self.headers(offset: offset), HTTPResponse.Status(code: 460, reasonPhrase: "Checksum Mismatch"))
         }
     }
 
@@ -212,12 +208,6 @@ struct TusRoutes: ServiceRoutes {
             throw SpotError(.badRequest, "Upload-Checksum must be '<algorithm> <base64 digest>' with one of \(ChunkChecksum.algorithms.joined(separator: ", "))")
         }
         return checksum
-    }
-
-    /// Stores the object of upload `id`, all of whose bytes arrived.
-    private func finish(_ id: String, by user: User?) async throws {
-        let object = try await gate.admitting { try await service.finishUploadSession(id, by: user) }
-        metrics.recordUpload(bytes: object.size)
     }
 
     /// The upload id of the URL, which must name an upload into the URL's bucket.

@@ -103,45 +103,50 @@ extension StorageService {
     /// bytes that connection brought are stored, when this process was receiving them (it
     /// waits up to `settleTime` for that request to end, so the answer does not send the
     /// client back to an older offset).
-    /// - Throws: as `uploadSession(_:by:)`.
-    /// A session that a commit completed is `.finished`, for a while (`uploadExpiry`).
+    /// - Throws: as `progress(of:by:)`.
     public func resumptionPoint(of id: String, by user: User?) async throws -> UploadProgress {
         await appendsInFlight.waitUntilNone(for: id, atMost: Self.settleTime)
+        return try await progress(of: id, by: user)
+    }
+
+    /// Where session `id` uploads to, or uploaded to once finished.
+    /// - Throws: as `progress(of:by:)`.
+    public func uploadTarget(of id: String, by user: User?) async throws -> ObjectPath {
+        switch try await progress(of: id, by: user) {
+        case .active(let session): session.path
+        case .finished(let finished): finished.path
+        }
+    }
+
+    /// Session `id` as it is now: still receiving, or completed by a commit (for a while,
+    /// `uploadExpiry`).
+    /// - Throws: as `uploadSession(_:by:)` when it is neither.
+    private func progress(of id: String, by user: User?) async throws -> UploadProgress {
         do {
             return .active(try await uploadSession(id, by: user))
         } catch let missing as SpotError where missing.kind == .notFound {
-            guard let finished = try await finishedUpload(id, by: user) else { throw missing }
+            guard let finished = try await catalog.finishedUpload(id) else { throw missing }
+            try Self.check(user, mayUse: finished.owner)
             return .finished(finished)
         }
     }
 
-    /// Where session `id` uploads to, or uploaded to once finished.
-    /// - Throws: as `uploadSession(_:by:)`.
-    public func uploadTarget(of id: String, by user: User?) async throws -> ObjectPath {
-        do {
-            return try await uploadSession(id, by: user).path
-        } catch let missing as SpotError where missing.kind == .notFound {
-            guard let finished = try await finishedUpload(id, by: user) else { throw missing }
-            return finished.path
-        }
-    }
-
-    /// Session `id` when a commit completed it, or `nil`.
-    /// - Throws: `.forbidden` when `user` is signed in as someone other than its owner.
-    private func finishedUpload(_ id: String, by user: User?) async throws -> FinishedUpload? {
-        guard let finished = try await catalog.finishedUpload(id) else { return nil }
-        if let user, user.uid != finished.owner { throw SpotError(.forbidden, "this upload session belongs to another user") }
-        return finished
-    }
-
-    /// The object finished session `id` stored, while it is still that object (not
-    /// replaced or deleted since), or `nil`.
-    private func finishedObject(of id: String, by user: User?) async throws -> StoredObject? {
-        guard let finished = try await finishedUpload(id, by: user),
-              let object = try await catalog.object(at: finished.path), object.generation == finished.generation
-        else { return nil }
+    /// The object `finished` stored, while it is still that object (not replaced or deleted
+    /// since), or `nil`.
+    private func object(storedBy finished: FinishedUpload) async throws -> StoredObject? {
+        guard let object = try await catalog.object(at: finished.path), object.generation == finished.generation else { return nil }
         return object
     }
+
+    /// The session's id is the capability (as with Firebase's upload URLs): a request without
+    /// a token may go on with it; one signed in as someone other than `owner` may not.
+    private static func check(_ user: User?, mayUse owner: String) throws(SpotError) {
+        if let user, user.uid != owner { throw SpotError(.forbidden, "this upload session belongs to another user") }
+    }
+
+    /// Why a client cannot go on with a session that is not there.
+    private static let noSuchSession = SpotError(
+        .notFound, "there is no such upload session: it finished, was cancelled or expired; start the upload again")
 
     /// The most chunks one upload session may have (each is a blob and a catalog row).
     static let maxChunks = 10_000
@@ -154,14 +159,8 @@ extension StorageService {
     ///   `user` is signed in as someone other than its owner.
     public func uploadSession(_ id: String, by user: User?) async throws -> UploadSession {
         // An expired session is gone for clients at once, before the sweeper removes it.
-        guard let session = try await catalog.uploadSession(id), session.expiresAt > configuration.now() else {
-            throw SpotError(.notFound, "there is no such upload session: it finished, was cancelled or expired; start the upload again")
-        }
-        // The session's id is the capability (as with Firebase's upload URLs): a request
-        // without a token may go on; one signed in as someone else may not.
-        if let user, user.uid != session.owner {
-            throw SpotError(.forbidden, "this upload session belongs to another user")
-        }
+        guard let session = try await catalog.uploadSession(id), session.expiresAt > configuration.now() else { throw Self.noSuchSession }
+        try Self.check(user, mayUse: session.owner)
         return session
     }
 
@@ -261,11 +260,12 @@ extension StorageService {
         appendsInFlight.begin(id)
         defer { appendsInFlight.end(id) }
         var session: UploadSession
-        do {
-            session = try await uploadSession(id, by: user)
-        } catch let missing as SpotError where missing.kind == .notFound {
+        switch try await progress(of: id, by: user) {
+        case .active(let active):
+            session = active
+        case .finished(let finished):
             // Finishing again (the answer was lost) answers the object stored.
-            guard let object = try await finishedObject(of: id, by: user) else { throw missing }
+            guard let object = try await object(storedBy: finished) else { throw Self.noSuchSession }
             return object
         }
         if let offset, offset != session.received { throw UploadOffsetMismatch(expected: session.received, session: session) }
@@ -302,7 +302,7 @@ extension StorageService {
             return object
         } catch let missing as SpotError where missing.kind == .notFound {
             // Another request finished it first (on this instance or another).
-            guard let object = try await finishedObject(of: id, by: user) else { throw missing }
+            guard let finished = try await catalog.finishedUpload(id), let object = try await object(storedBy: finished) else { throw missing }
             return object
         } catch let refusal as SpotError where Self.refusalsOfFinishedBytes.contains(refusal.kind) {
             // These bytes can never be stored: the session ends now rather than hold its place.

@@ -1,0 +1,41 @@
+import Hummingbird
+import SpotCore
+import SpotService
+
+/// Handlers that receive upload bodies: they admit them through `gate` (503 while the server
+/// drains) and count stored objects in `metrics`.
+protocol UploadRoutes: ServiceRoutes {
+    var gate: UploadGate { get }
+    var metrics: Metrics { get }
+}
+
+extension UploadRoutes {
+    /// Only chunked framing is undone; refuses a body in another transfer coding (a gzip body
+    /// would be stored still encoded).
+    static func refuseTransferCodings(_ request: Request) throws(SpotError) {
+        if let coding = request.headers[.transferEncoding], coding.lowercased() != "chunked" {
+            throw SpotError(.badRequest, "the transfer coding '\(coding)' is not supported; send the body as is or chunked")
+        }
+    }
+
+    /// Appends `request`'s body to upload session `id` at `offset`, admitted by the gate
+    /// (see `StorageService.appendToUploadSession`).
+    func appendBody(
+        of request: Request, to id: String, at offset: Int64, by user: User?, checksum: ChunkChecksum? = nil
+    ) async throws -> UploadSession {
+        try Self.refuseTransferCodings(request)
+        return try await gate.admitting {
+            try await service.appendToUploadSession(
+                id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) }, checksum: checksum,
+                body: request.body.map { $0.readableBytesView })
+        }
+    }
+
+    /// Stores the object of upload session `id`, admitted by the gate, and counts it (see
+    /// `StorageService.finishUploadSession`).
+    func finishSession(_ id: String, at offset: Int64? = nil, by user: User?) async throws -> StoredObject {
+        let object = try await gate.admitting { try await service.finishUploadSession(id, at: offset, by: user) }
+        metrics.recordUpload(bytes: object.size)
+        return object
+    }
+}
