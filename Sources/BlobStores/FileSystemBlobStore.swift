@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
 import Foundation
 import SpotCore
 
@@ -40,24 +39,12 @@ public struct FileSystemBlobStore: BlobStore {
     }
 
     public func store(fileAt source: String, as digest: Digest) async throws {
-        try await Self.durably { try storeNow(fileAt: source, as: digest) }
+        try await onFileThread { try storeNow(fileAt: source, as: digest) }
     }
 
     public func store(_ bytes: [UInt8], as digest: Digest) async throws {
-        try await Self.durably { try storeNow(bytes, as: digest) }
+        try await onFileThread { try storeNow(bytes, as: digest) }
     }
-
-    /// Runs `work` (writes, fsyncs and renames, which wait for the disk) on a thread of its
-    /// own, not on the caller's: under `serve` that is one of NIO's event loops, which would
-    /// stop serving every other connection on it for as long as an fsync takes.
-    private static func durably(_ work: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            durableWrites.async { continuation.resume(with: Result { try work() }) }
-        }
-    }
-
-    /// A concurrent queue: several fsyncs wait for the disk at once.
-    private static let durableWrites = DispatchQueue(label: "FileSystemBlobStore.durableWrites", attributes: .concurrent)
 
     private func storeNow(fileAt source: String, as digest: Digest) throws {
         let destination = path(of: digest)
@@ -157,13 +144,5 @@ public struct FileSystemBlobStore: BlobStore {
         }
         try fsyncFile(at: directory)
     }
-}
-
-/// fsyncs a file or directory by path.
-func fsyncFile(at path: String) throws {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw SpotError.fromErrno("cannot open \(path)") }
-    defer { close(fd) }
-    guard fsync(fd) == 0 else { throw SpotError.fromErrno("cannot fsync \(path)") }
 }
 

@@ -48,7 +48,7 @@ extension SQLiteCatalog {
                 """) {
                 references.leases[try Self.digest(row["digest"], of: "a lease")] = row["expiresAt"]
             }
-            for hex in try String.fetchAll(db, sql: "SELECT DISTINCT digest FROM uploadChunks") {
+            for hex in try String.fetchAll(db, sql: "SELECT DISTINCT digest FROM uploadChunks WHERE digest IS NOT NULL") {
                 references.uploadChunks.insert(try Self.digest(hex, of: "an upload chunk"))
             }
             for record in try DamagedBlobRecord.fetchAll(db) {

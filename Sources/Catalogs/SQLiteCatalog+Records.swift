@@ -200,24 +200,19 @@ extension FinishedUploadRecord: FetchableRecord, PersistableRecord {
 }
 
 /// A row of `uploadChunks`: bytes `offset..<offset+size` of a session, stored as blob
-/// `digest`; deleted with its session (cascade).
+/// `digest` (null when they are in the session's file); deleted with its session (cascade).
 struct UploadChunkRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "uploadChunks"
 
     var sessionId: String
     var offset: Int64
     var size: Int64
-    var digest: String
+    var digest: String?
 
     init(_ chunk: UploadChunk, of sessionId: String) {
         self.sessionId = sessionId
         self.offset = chunk.offset
         self.size = chunk.size
-        self.digest = chunk.digest.hex
-    }
-
-    /// The domain value.
-    func chunk() throws -> UploadChunk {
-        UploadChunk(offset: offset, size: size, digest: try storedDigest(digest))
+        self.digest = chunk.digest?.hex
     }
 }

@@ -16,6 +16,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v7", migrate: addSignInsV7)
         migrator.registerMigration("v8", migrate: addUploadSessionsV8)
         migrator.registerMigration("v9", migrate: addFinishedUploadsV9)
+        migrator.registerMigration("v10", migrate: keepChunksOutOfBlobsV10)
         return migrator
     }
 
@@ -283,5 +284,23 @@ extension SQLiteCatalog {
             t.column("finishedAt", .datetime).notNull()
         }
         try db.create(index: "finishedUploads_on_finishedAt", on: "finishedUploads", columns: ["finishedAt"])
+    }
+
+    /// An upload chunk's `digest` may be null: its bytes are in its session's file, not a
+    /// blob. (SQLite cannot drop NOT NULL: the table is made again, rows and all.)
+    ///
+    /// Shipped: never change this.
+    private static func keepChunksOutOfBlobsV10(_ db: Database) throws {
+        try db.create(table: "uploadChunksV10") { t in
+            t.column("sessionId", .text).notNull().references("uploadSessions", onDelete: .cascade)
+            t.column("offset", .integer).notNull()
+            t.column("size", .integer).notNull()
+            t.column("digest", .text)
+            t.primaryKey(["sessionId", "offset"])
+        }
+        try db.execute(sql: "INSERT INTO uploadChunksV10 (sessionId, offset, size, digest) SELECT sessionId, offset, size, digest FROM uploadChunks")
+        try db.drop(table: "uploadChunks")
+        try db.rename(table: "uploadChunksV10", to: "uploadChunks")
+        try db.create(index: "uploadChunks_on_digest", on: "uploadChunks", columns: ["digest"])
     }
 }

@@ -36,12 +36,12 @@ extension SQLiteCatalog {
     /// Appends `chunk` to session `id` in one transaction: the session is checked
     /// (`UploadSession.checkAppending`), then the lease is released and the chunk recorded.
     public func appendChunk(
-        _ chunk: UploadChunk, to id: String, lease: LeaseID, now: Date, expiresAt: Date
+        _ chunk: UploadChunk, to id: String, lease: LeaseID?, now: Date, expiresAt: Date
     ) async throws -> UploadSession {
         try await write { db in
             guard var session = try Self.fetchUploadSession(id, db) else { throw SpotError.noUploadSession }
             try session.checkAppending(chunk, at: now)
-            try Self.release(heldLease: lease, db)
+            if let lease { try Self.release(heldLease: lease, db) }
             try UploadChunkRecord(chunk, of: id).insert(db)
             try db.execute(sql: "UPDATE uploadSessions SET expiresAt = ? WHERE id = ?", arguments: [expiresAt, id])
             session.chunks.append(chunk)
@@ -98,8 +98,10 @@ extension SQLiteCatalog {
         return try record.session(chunks: try uploadChunks(of: id, db))
     }
 
-    /// The chunks of session `id`, in offset order.
+    /// The chunks of session `id`, in offset order (read by column: a session may have thousands).
     private static func uploadChunks(of id: String, _ db: Database) throws -> [UploadChunk] {
-        try UploadChunkRecord.filter(Column("sessionId") == id).order(Column("offset")).fetchAll(db).map { try $0.chunk() }
+        try Array(Row.fetchCursor(db, sql: "SELECT offset, size, digest FROM uploadChunks WHERE sessionId = ? ORDER BY offset", arguments: [id]).map { row in
+            UploadChunk(offset: row[0], size: row[1], digest: try (row[2] as String?).map(storedDigest))
+        })
     }
 }

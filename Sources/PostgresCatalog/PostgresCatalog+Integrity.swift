@@ -33,7 +33,7 @@ extension PostgresCatalog {
                 let (hex, expiresAt) = try row.decode((String, Date).self)
                 references.leases[try Self.digest(hex, of: "a lease")] = expiresAt
             }
-            for row in try await connection.query("SELECT DISTINCT digest FROM upload_chunks", logger: logger).collect() {
+            for row in try await connection.query("SELECT DISTINCT digest FROM upload_chunks WHERE digest IS NOT NULL", logger: logger).collect() {
                 references.uploadChunks.insert(try Self.digest(try row.decode(String.self, at: 0), of: "an upload chunk"))
             }
             for row in try await connection.query("SELECT digest, reason FROM damaged_blobs", logger: logger).collect() {

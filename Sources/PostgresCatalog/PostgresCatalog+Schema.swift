@@ -5,7 +5,7 @@ import SpotCore
 extension PostgresCatalog {
     /// The schema, one migration per shipped version, applied in order; `migrations` records
     /// which ran. A shipped migration never changes: add a new one instead.
-    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5)]
+    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5), (6, schemaV6)]
 
     /// The advisory lock that serializes migrations of servers starting at once.
     static let migrationLock: Int64 = 0x5370_6f74_5374_6f72  // "SpotStor"
@@ -258,5 +258,13 @@ extension PostgresCatalog {
             finished_at timestamptz NOT NULL)
         """,
         "CREATE INDEX finished_uploads_on_finished_at ON finished_uploads (finished_at)",
+    ]
+
+    /// An upload chunk's `digest` may be null: its bytes are in its session's file, not a
+    /// blob. The SQLite catalog's v10.
+    ///
+    /// Shipped: never change this.
+    static let schemaV6 = [
+        "ALTER TABLE upload_chunks ALTER COLUMN digest DROP NOT NULL",
     ]
 }

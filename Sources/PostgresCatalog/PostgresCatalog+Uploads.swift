@@ -45,15 +45,15 @@ extension PostgresCatalog {
     /// the session is checked (`UploadSession.checkAppending`), then the lease is released
     /// and the chunk recorded.
     public func appendChunk(
-        _ chunk: UploadChunk, to id: String, lease: LeaseID, now: Date, expiresAt: Date
+        _ chunk: UploadChunk, to id: String, lease: LeaseID?, now: Date, expiresAt: Date
     ) async throws -> UploadSession {
         try await write { connection in
             let logger = self.logger
             guard var session = try await Self.uploadSession(id, lock: true, connection, logger: logger) else { throw SpotError.noUploadSession }
             try session.checkAppending(chunk, at: now)
-            try await Self.release(heldLease: lease, connection, logger: logger)
+            if let lease { try await Self.release(heldLease: lease, connection, logger: logger) }
             try await connection.query("""
-                INSERT INTO upload_chunks (session_id, "offset", size, digest) VALUES (\(id), \(chunk.offset), \(chunk.size), \(chunk.digest.hex))
+                INSERT INTO upload_chunks (session_id, "offset", size, digest) VALUES (\(id), \(chunk.offset), \(chunk.size), \(chunk.digest?.hex))
                 """, logger: logger)
             try await connection.query("UPDATE upload_sessions SET expires_at = \(expiresAt) WHERE id = \(id)", logger: logger)
             session.chunks.append(chunk)
@@ -148,8 +148,8 @@ extension PostgresCatalog {
             SELECT session_id, "offset", size, digest FROM upload_chunks WHERE session_id = ANY(\(records.map(\.id)))
             ORDER BY session_id, "offset"
             """, logger: logger).collect() {
-            let (sessionId, offset, size, digest) = try row.decode((String, Int64, Int64, String).self)
-            chunks[sessionId, default: []].append(UploadChunk(offset: offset, size: size, digest: try storedDigest(digest)))
+            let (sessionId, offset, size, digest) = try row.decode((String, Int64, Int64, String?).self)
+            chunks[sessionId, default: []].append(UploadChunk(offset: offset, size: size, digest: try digest.map(storedDigest)))
         }
         return try records.map { try $0.session(chunks: chunks[$0.id] ?? []) }
     }

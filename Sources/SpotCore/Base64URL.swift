@@ -13,17 +13,21 @@ package enum Base64URL {
 
     /// The text `encoded` spells, or `nil` when it is not unpadded base64url of UTF-8.
     package static func decode(_ encoded: String) -> String? {
-        let alphabet = encoded.utf8.allSatisfy { byte in
+        guard isAlphabet(encoded) else { return nil }
+        let base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            + String(repeating: "=", count: (4 - encoded.utf8.count % 4) % 4)
+        guard let bytes = Data(base64Encoded: base64) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// Whether `text` holds base64url characters only (`A-Z`, `a-z`, `0-9`, `-`, `_`).
+    package static func isAlphabet(_ text: String) -> Bool {
+        text.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
                  UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
             default: false
             }
         }
-        guard alphabet else { return nil }
-        let base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            + String(repeating: "=", count: (4 - encoded.utf8.count % 4) % 4)
-        guard let bytes = Data(base64Encoded: base64) else { return nil }
-        return String(validating: bytes, as: UTF8.self)
     }
 }

@@ -144,12 +144,12 @@ public protocol Catalog: Sendable {
     func uploadSession(_ id: String) async throws -> UploadSession?
 
     /// Appends `chunk` to session `id` and sets its expiry, releasing `lease` (taken before
-    /// the chunk's blob was stored), and returns the session.
+    /// the chunk's blob was stored; `nil` when the chunk is not a blob), and returns the session.
     /// - Throws: `.notFound` when there is no such session or it expired before `now`;
     ///   `.conflict` when `chunk.offset` is not the session's `received` (another request got
     ///   there first); `.tooLarge` when the chunk ends past `declaredSize`; `.unavailable`
     ///   when the lease is gone.
-    func appendChunk(_ chunk: UploadChunk, to id: String, lease: LeaseID, now: Date, expiresAt: Date) async throws -> UploadSession
+    func appendChunk(_ chunk: UploadChunk, to id: String, lease: LeaseID?, now: Date, expiresAt: Date) async throws -> UploadSession
 
     /// Sets the declared size of session `id` once the client tells it; `nil` when there is
     /// no such session. - Throws: `.conflict` when a different size was declared, or fewer

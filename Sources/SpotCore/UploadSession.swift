@@ -1,7 +1,8 @@
 import Foundation
 
 /// A resumable upload in progress, as the catalog keeps it: durable, and continued by any
-/// instance. Its bytes arrive as chunks, each stored as a blob; the finished object is
+/// instance. Its bytes arrive as chunks, each stored as a blob or appended to the session's
+/// file (the service's choice); the finished object is
 /// committed through `Catalog.commit` with `NewObject.uploadSession` naming it.
 public struct UploadSession: Sendable, Equatable {
     /// The session's name in its upload URL: random, unguessable.
@@ -40,13 +41,14 @@ public struct UploadSession: Sendable, Equatable {
     public var received: Int64 { chunks.last.map { $0.offset + $0.size } ?? 0 }
 }
 
-/// Bytes `offset..<offset+size` of an upload session, stored as blob `digest`.
+/// Bytes `offset..<offset+size` of an upload session, stored as blob `digest`, or in the
+/// session's file when `digest` is `nil`.
 public struct UploadChunk: Sendable, Equatable, Hashable {
     public var offset: Int64
     public var size: Int64
-    public var digest: Digest
+    public var digest: Digest?
 
-    public init(offset: Int64, size: Int64, digest: Digest) {
+    public init(offset: Int64, size: Int64, digest: Digest?) {
         self.offset = offset
         self.size = size
         self.digest = digest

@@ -17,12 +17,39 @@ public struct StagedBlob: Sendable {
     public let size: Int64
     /// The first bytes, for sniffing the content type.
     public let head: [UInt8]
-    /// The MD5 of the bytes, for Firebase's `md5Hash`; `nil` for a chunk staged with the
-    /// digests of its whole upload instead, unless asked for (`stageKeepingPartial`).
+    /// The MD5 of the bytes, for Firebase's `md5Hash`.
     public let md5: [UInt8]?
-    /// The SHA-1 of the bytes, when asked for (a tus checksum).
-    public var sha1: [UInt8]? = nil
 }
+
+/// A chunk of an upload as `BlobWriter.writeChunk` wrote it, with the digests asked for.
+struct WrittenChunk {
+    /// The file written: a new temp file, or the `OpenFile` given.
+    let path: String
+    let size: Int64
+    /// The chunk's SHA-256, the name of its blob; `nil` when not asked for.
+    let digest: SpotCore.Digest?
+    /// The MD5 and SHA-1, when a checksum asked for them.
+    let md5: [UInt8]?
+    let sha1: [UInt8]?
+}
+
+/// A file open for writing, and its path: bytes staged into it are pushed towards the disk
+/// as they arrive, since it is synced when they end (an upload session's file).
+struct OpenFile {
+    let descriptor: Int32
+    let path: String
+}
+
+/// Linux's `sync_file_range(fd, offset, count, flags)`, which starts writing a file's dirty
+/// pages without waiting for them; looked up at run time, as Glibc's Swift module leaves it
+/// out (`nil` where there is none: the sync at the end then writes everything).
+private let startWriteback: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+}()
+
+/// `SYNC_FILE_RANGE_WRITE`: start writeback of the dirty pages in the range; offset and count 0 mean the whole file.
+private let syncFileRangeWrite: UInt32 = 2
 
 /// The SHA-256 and MD5 of an upload that arrives in chunks, worked out as they arrive, so
 /// that the finished upload need not be read again (`BlobWriter.assemble`).
@@ -50,6 +77,9 @@ public struct BlobWriter: Sendable {
     /// How many leading bytes `StagedBlob.head` keeps.
     static let headLength = ImageSniffer.prefixLength
 
+    /// How many bytes written into an `OpenFile` start their way to the disk at once.
+    static let writebackStep: Int64 = 1 << 20
+
     /// Creates the directory if needed.
     public init(temporaryDirectory: String) throws {
         self.temporaryDirectory = temporaryDirectory
@@ -61,32 +91,36 @@ public struct BlobWriter: Sendable {
     ///   file is removed); `.insufficientStorage` when the disk is full; whatever the body throws.
     public func stage<Body: AsyncSequence>(_ body: Body, maxBytes: Int64) async throws -> StagedBlob
     where Body.Element: Collection, Body.Element.Element == UInt8 {
-        let (staged, interruption, _) = try await stageKeepingPartial(body, maxBytes: maxBytes)
+        var hashers = Hashers(sha256: SHA256(), md5: Insecure.MD5())
+        let (path, size, head, interruption) = try await write(body, maxBytes: maxBytes, hashers: &hashers)
         if let interruption {
-            unlink(staged.path)
+            unlink(path)
             throw interruption
         }
-        return staged
-    }
-
-    /// Like `stage(_:maxBytes:)`, but when the body itself fails (the client's connection
-    /// dropped), the bytes that arrived are kept: they are returned with the body's error.
-    /// With `whole`, the body is a chunk of a longer upload: `whole` goes on with it and is
-    /// returned, and the chunk gets no MD5 of its own unless `checksum` asks for it.
-    /// `checksum` (`"sha1"` or `"md5"`) is a digest the client sent to be checked.
-    public func stageKeepingPartial<Body: AsyncSequence>(
-        _ body: Body, maxBytes: Int64, continuing whole: WholeDigests? = nil, checksum: String? = nil
-    ) async throws -> (StagedBlob, interruption: (any Error)?, whole: WholeDigests?)
-    where Body.Element: Collection, Body.Element.Element == UInt8 {
-        var hashers = Hashers(
-            sha256: SHA256(), md5: whole == nil || checksum == "md5" ? Insecure.MD5() : nil,
-            sha1: checksum == "sha1" ? Insecure.SHA1() : nil, whole: whole)
-        let (path, size, head, interruption) = try await write(body, maxBytes: maxBytes, hashers: &hashers)
-        var staged = StagedBlob(
+        return StagedBlob(
             path: path, digest: SpotCore.Digest(bytes: hashers.sha256!.finalize()), size: size, head: head,
             md5: hashers.md5.map { Array($0.finalize()) })
-        staged.sha1 = hashers.sha1.map { Array($0.finalize()) }
-        return (staged, interruption, hashers.whole)
+    }
+
+    /// Writes `body`, a chunk of a longer upload, to `file` (where its descriptor stands) or
+    /// else a new temp file. When the body itself fails (the client's connection dropped),
+    /// the bytes that arrived are kept: they are returned with the body's error. `whole` goes
+    /// on with the chunk and is returned. The chunk's own SHA-256 is worked out when it is to
+    /// name a blob (`namingBlob`) or `checksum` asks for it; `checksum` (`"sha1"`, `"sha256"`
+    /// or `"md5"`) is a digest the client sent to be checked.
+    /// - Throws: as `stage(_:maxBytes:)`; the bytes written to `file` stay whatever happens.
+    func writeChunk<Body: AsyncSequence>(
+        _ body: Body, maxBytes: Int64, continuing whole: WholeDigests?, checksum: String?, namingBlob: Bool, into file: OpenFile?
+    ) async throws -> (WrittenChunk, interruption: (any Error)?, whole: WholeDigests?)
+    where Body.Element: Collection, Body.Element.Element == UInt8 {
+        var hashers = Hashers(
+            sha256: namingBlob || checksum == "sha256" ? SHA256() : nil, md5: checksum == "md5" ? Insecure.MD5() : nil,
+            sha1: checksum == "sha1" ? Insecure.SHA1() : nil, whole: whole)
+        let (path, size, _, interruption) = try await write(body, maxBytes: maxBytes, hashers: &hashers, into: file)
+        let written = WrittenChunk(
+            path: path, size: size, digest: hashers.sha256.map { SpotCore.Digest(bytes: $0.finalize()) },
+            md5: hashers.md5.map { Array($0.finalize()) }, sha1: hashers.sha1.map { Array($0.finalize()) })
+        return (written, interruption, hashers.whole)
     }
 
     /// Writes the chunks of an upload whose digests `whole` already holds to one temp file,
@@ -104,16 +138,65 @@ public struct BlobWriter: Sendable {
         return StagedBlob(path: path, digest: digest, size: size, head: head, md5: md5)
     }
 
-    /// Writes `body` to a new temp file, updating `hashers`; returns the file, its size, its
-    /// first bytes and the body's own error, if it failed.
+    /// A new name in the temp directory.
+    func temporaryPath() -> String { "\(temporaryDirectory)/upload-\(UUID().uuidString)" }
+
+    /// The file at `path` (made elsewhere and linked into the temp directory) as staged bytes:
+    /// with `whole`, the digests of its bytes worked out as they arrived, so only its first
+    /// bytes are read; without, it is read and hashed.
+    /// - Throws: `.internal` when it does not hold the bytes `whole` hashed.
+    func adopt(fileAt path: String, whole: WholeDigests?) throws -> StagedBlob {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SpotError.fromErrno("cannot read \(path)") }
+        defer { close(fd) }
+        var hashers = whole == nil ? Hashers(sha256: SHA256(), md5: Insecure.MD5()) : Hashers()
+        var head: [UInt8] = []
+        var size: Int64 = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: whole == nil ? 1 << 20 : Self.headLength, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw SpotError.fromErrno("cannot read \(path)") }
+            if count == 0 { break }
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            hashers.update(bytes)
+            Self.keepHead(of: bytes, in: &head)
+            size += Int64(count)
+            if whole != nil { break }  // the first bytes are enough
+        }
+        guard let whole else {
+            return StagedBlob(
+                path: path, digest: SpotCore.Digest(bytes: hashers.sha256!.finalize()), size: size, head: head,
+                md5: hashers.md5.map { Array($0.finalize()) })
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, Int64(info.st_size) == whole.count else {
+            throw SpotError(.internal, "the upload's file does not hold the \(whole.count) bytes received")
+        }
+        let (digest, md5) = whole.finalized
+        return StagedBlob(path: path, digest: digest, size: whole.count, head: head, md5: md5)
+    }
+
+    /// Writes `body` to `file`, or else a new temp file (removed if this throws), updating
+    /// `hashers`; returns the file, the size written, the first bytes and the body's own
+    /// error, if it failed.
     private func write<Body: AsyncSequence>(
-        _ body: Body, maxBytes: Int64, hashers: inout Hashers
+        _ body: Body, maxBytes: Int64, hashers: inout Hashers, into file: OpenFile? = nil
     ) async throws -> (path: String, size: Int64, head: [UInt8], interruption: (any Error)?)
     where Body.Element: Collection, Body.Element.Element == UInt8 {
-        let path = "\(temporaryDirectory)/upload-\(UUID().uuidString)"
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SpotError.fromErrno("cannot create a temp file in \(temporaryDirectory)") }
-        var size: Int64 = 0
+        let target: OpenFile
+        if let file {
+            target = file
+        } else {
+            let path = temporaryPath()
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw SpotError.fromErrno("cannot create a temp file in \(temporaryDirectory)") }
+            target = OpenFile(descriptor: fd, path: path)
+        }
+        defer { if file == nil { close(target.descriptor) } }
+        let fd = target.descriptor
+        var size: Int64 = 0, pushed: Int64 = 0
         var head: [UInt8] = []
         var interruption: (any Error)?
         do {
@@ -132,14 +215,17 @@ public struct BlobWriter: Sendable {
                     throw SpotError(.tooLarge, "the upload is larger than the limit of \(UploadLimits.describe(bytes: maxBytes)) for this path")
                 }
                 try Self.consume(chunk, fd: fd, hasher: &hashers, head: &head)
+                if file != nil, size - pushed >= Self.writebackStep {
+                    // The file will be synced when the body ends: its bytes go to the disk meanwhile.
+                    _ = startWriteback?(fd, 0, 0, syncFileRangeWrite)
+                    pushed = size
+                }
             }
-            close(fd)
         } catch {
-            close(fd)
-            unlink(path)
+            if file == nil { unlink(target.path) }
             throw error
         }
-        return (path, size, head, interruption)
+        return (target.path, size, head, interruption)
     }
 
     /// The digest of a small in-memory blob (a thumbnail).
@@ -177,11 +263,16 @@ public struct BlobWriter: Sendable {
         }
     }
 
-    private static func write(_ buffer: UnsafeRawBufferPointer, fd: Int32, hasher: inout Hashers, head: inout [UInt8]) throws {
-        hasher.update(buffer)
+    /// Adds to `head` what it lacks of the first `headLength` bytes from `buffer`, which follows them.
+    private static func keepHead(of buffer: UnsafeRawBufferPointer, in head: inout [UInt8]) {
         if head.count < headLength {
             head.append(contentsOf: buffer.prefix(headLength - head.count))
         }
+    }
+
+    private static func write(_ buffer: UnsafeRawBufferPointer, fd: Int32, hasher: inout Hashers, head: inout [UInt8]) throws {
+        hasher.update(buffer)
+        keepHead(of: buffer, in: &head)
         var written = 0
         while written < buffer.count {
             #if canImport(Glibc)

@@ -27,15 +27,20 @@ public struct ServiceConfiguration: Sendable {
     public var makesDownloadTokens: Bool
     /// How long an upload session lives without receiving bytes (seconds).
     public var uploadExpiry: TimeInterval
+    /// Where upload sessions keep their bytes, one file each, when the blobs are files on
+    /// the same file system: a finished upload then becomes its blob by a link, not written
+    /// again. `nil` (an object store) keeps each chunk as a blob.
+    public var uploadSessionDirectory: String?
 
     public init(
         temporaryDirectory: String, thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000,
         imageWorkers: Int = ProcessInfo.processInfo.activeProcessorCount, signingKey: [UInt8]? = nil,
         quarantineDirectory: String? = nil, leaseDuration: TimeInterval = 3600, makesDownloadTokens: Bool = true,
-        uploadExpiry: TimeInterval = 24 * 3600, now: @escaping @Sendable () -> Date = { Date() }
+        uploadExpiry: TimeInterval = 24 * 3600, uploadSessionDirectory: String? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.makesDownloadTokens = makesDownloadTokens
         self.uploadExpiry = uploadExpiry
+        self.uploadSessionDirectory = uploadSessionDirectory
         self.quarantineDirectory = quarantineDirectory
         self.leaseDuration = leaseDuration
         self.now = now

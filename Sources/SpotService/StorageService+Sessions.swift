@@ -32,35 +32,6 @@ public enum UploadProgress: Sendable {
     case finished(FinishedUpload)
 }
 
-/// A chunk whose bytes do not have the digest the client gave; nothing of it was kept.
-public struct ChunkChecksumMismatch: Error, Sendable {}
-
-/// The digest a client says a chunk has (tus `checksum`: `Upload-Checksum: sha1 <base64>`).
-public struct ChunkChecksum: Sendable {
-    /// The algorithms checked, each worked out while the chunk is staged (SHA-1 is tus
-    /// clients' usual default).
-    public static let algorithms = ["sha1", "sha256", "md5"]
-
-    public let algorithm: String
-    public let digest: [UInt8]
-
-    /// `nil` for an algorithm not in `algorithms`.
-    public init?(algorithm: String, digest: [UInt8]) {
-        guard Self.algorithms.contains(algorithm) else { return nil }
-        self.algorithm = algorithm
-        self.digest = digest
-    }
-
-    /// Whether `staged` (staged with `stageKeepingPartial(…, checksum: algorithm)`) has this digest.
-    func matches(_ staged: StagedBlob) -> Bool {
-        switch algorithm {
-        case "sha256": staged.digest.bytes == digest
-        case "md5": staged.md5 == digest
-        default: staged.sha1 == digest
-        }
-    }
-}
-
 extension StorageService {
     /// Starts a resumable upload of `path`: the policy decides now on the declared size and
     /// type, and the catalog reserves the object's place in its spot until the session is
@@ -185,52 +156,45 @@ extension StorageService {
             throw SpotError(.badRequest, "the upload already arrived in \(Self.maxChunks) pieces, the most one may have; send larger chunks, or start again")
         }
         let terms = try Self.terms(of: session)
-        let room = min(terms.limits.maxBytes, session.declaredSize ?? .max) - offset
+        let bound = min(terms.limits.maxBytes, session.declaredSize ?? .max)
         // The digests of the whole upload go on from the last chunk when this process received
         // it; without them, finishing reads the chunks back to hash them.
         let whole = offset == 0 ? WholeDigests() : runningDigests.take(id, at: offset)
-        let (staged, interruption, continued): (StagedBlob, (any Error)?, WholeDigests?)
-        do {
-            (staged, interruption, continued) = try await writer.stageKeepingPartial(
-                body, maxBytes: room, continuing: whole, checksum: checksum?.algorithm)
-        } catch let error as SpotError where error.kind == .tooLarge {
-            let bound = session.declaredSize.map { "the declared size of \($0) bytes" } ?? "the limit of \(UploadLimits.describe(bytes: terms.limits.maxBytes)) for this path"
-            throw SpotError(.tooLarge, "bytes past \(bound) were sent to the upload session; nothing of this request was kept")
+        let receive = { (file: OpenFile?) in
+            do {
+                return try await self.receiveChunk(body, room: bound - offset, length: length, checksum: checksum, continuing: whole, into: file)
+            } catch let error as SpotError where error.kind == .tooLarge {
+                let limit = session.declaredSize.map { "the declared size of \($0) bytes" } ?? "the limit of \(UploadLimits.describe(bytes: terms.limits.maxBytes)) for this path"
+                throw SpotError(.tooLarge, "bytes past \(limit) were sent to the upload session; nothing of this request was kept")
+            }
         }
-        defer { try? FileManager.default.removeItem(atPath: staged.path) }
-        let complete = interruption == nil && (length.map { staged.size == $0 } ?? true)
-        if let checksum {
-            guard complete else { throw interruption ?? SpotError(.badRequest, "the chunk ended early; nothing of it was kept") }
-            guard checksum.matches(staged) else { throw ChunkChecksumMismatch() }
+        let chunk: ReceivedChunk, appended: UploadSession?
+        if let sessionFiles = sessionFiles(holding: session) {
+            (chunk, appended) = try await sessionFiles.append(to: id, at: offset) {
+                let current = try await uploadSession(id, by: user)
+                guard current.received == offset else { throw UploadOffsetMismatch(expected: current.received, session: current) }
+            } write: { file in
+                let chunk = try await receive(file)
+                guard chunk.written.size > 0 else { return (chunk, nil) }
+                try await sessionFiles.sync(file, madeNow: offset == 0)
+                let stored = UploadChunk(offset: offset, size: chunk.written.size, digest: nil)
+                return (chunk, try await addChunk(stored, to: id, lease: nil, by: user))
+            }
+        } else {
+            chunk = try await receive(nil)
+            defer { try? FileManager.default.removeItem(atPath: chunk.written.path) }
+            if chunk.written.size > 0, let digest = chunk.written.digest {
+                appended = try await storeAsBlob(fileAt: chunk.written.path, as: digest, at: offset, size: chunk.written.size, to: id, by: user)
+            } else {
+                appended = nil
+            }
         }
-        var appended = session
-        if staged.size > 0 {
-            appended = try await append(staged, at: offset, to: id, by: user)
+        if let continued = chunk.whole { runningDigests.keep(continued, for: id) }
+        let held = appended ?? session
+        guard chunk.complete else {
+            throw chunk.interruption ?? SpotError(.badRequest, "the body ended after \(chunk.written.size) of its \(length ?? 0) bytes; the upload holds \(held.received): go on from there")
         }
-        if let continued { runningDigests.keep(continued, for: id) }
-        guard complete else {
-            throw interruption ?? SpotError(.badRequest, "the body ended after \(staged.size) of its \(length ?? 0) bytes; the upload holds \(appended.received): go on from there")
-        }
-        return appended
-    }
-
-    /// Stores `staged` as the chunk of session `id` at `offset`.
-    private func append(_ staged: StagedBlob, at offset: Int64, to id: String, by user: User?) async throws -> UploadSession {
-        let lease = try await leaseBlobs([staged.digest])
-        do {
-            try await blobs.store(fileAt: staged.path, as: staged.digest)
-            let now = configuration.now()
-            return try await catalog.appendChunk(
-                UploadChunk(offset: offset, size: staged.size, digest: staged.digest), to: id, lease: lease,
-                now: now, expiresAt: now.addingTimeInterval(configuration.uploadExpiry))
-        } catch let error as SpotError where error.kind == .conflict {
-            try? await catalog.releaseLease(lease)
-            let now = try await uploadSession(id, by: user)
-            throw UploadOffsetMismatch(expected: now.received, session: now)
-        } catch {
-            try? await catalog.releaseLease(lease)
-            throw error
-        }
+        return held
     }
 
     /// Sets the total size of session `id` once the client knows it (the last chunk).
@@ -290,15 +254,10 @@ extension StorageService {
             incoming: IncomingObject(size: session.received, contentType: terms.contentType, metadata: terms.details.settings.custom))
         let authorized = AuthorizedUpload(
             path: session.path, owner: session.owner, request: request, limits: terms.limits, admission: session.admission)
-        let bytes = SessionBytes(blobs: blobs, chunks: session.chunks)
-        let staged = if let whole = runningDigests.take(id, at: session.received) {
-            try await writer.assemble(bytes, whole: whole)
-        } else {
-            try await writer.stage(bytes, maxBytes: terms.limits.maxBytes)
-        }
+        let staged = try await finishedBytes(of: session, by: user)
         do {
             let object = try await complete(staged, authorized, details: terms.details, session: id)
-            await discard(session.chunks)
+            await discardBytes(of: session)
             return object
         } catch let missing as SpotError where missing.kind == .notFound {
             // Another request finished it first (on this instance or another).
@@ -306,7 +265,7 @@ extension StorageService {
             return object
         } catch let refusal as SpotError where Self.refusalsOfFinishedBytes.contains(refusal.kind) {
             // These bytes can never be stored: the session ends now rather than hold its place.
-            if let ended = try await catalog.endUpload(id, expiredBefore: nil) { await discard(ended.chunks) }
+            if let ended = try await catalog.endUpload(id, expiredBefore: nil) { await discardBytes(of: ended) }
             throw refusal
         }
     }
@@ -317,7 +276,7 @@ extension StorageService {
     /// Cancels session `id`: its place in the spot is freed and its bytes removed.
     public func cancelUploadSession(_ id: String, by user: User?) async throws {
         _ = try await uploadSession(id, by: user)
-        if let ended = try await catalog.endUpload(id, expiredBefore: nil) { await discard(ended.chunks) }
+        if let ended = try await catalog.endUpload(id, expiredBefore: nil) { await discardBytes(of: ended) }
     }
 
     /// Removes the sessions that expired by now with their bytes, and forgets the finished
@@ -333,22 +292,15 @@ extension StorageService {
                 seen.insert(session.id)
                 // Only if no chunk extended it since it was listed.
                 if let ended = try await catalog.endUpload(session.id, expiredBefore: now) {
-                    await discard(ended.chunks)
+                    await discardBytes(of: ended)
                     swept += 1
                 }
             }
             if expired.isEmpty {
                 _ = try await catalog.forgetFinishedUploads(finishedBefore: now.addingTimeInterval(-configuration.uploadExpiry))
+                try await removeFilesOfEndedSessions()
                 return swept
             }
-        }
-    }
-
-    /// Removes the blobs of `chunks` that nothing else names (a chunk may hold the same
-    /// bytes as an object); whatever fails here is left for gc.
-    private func discard(_ chunks: [UploadChunk]) async {
-        for chunk in chunks {
-            _ = try? await removeIfUnreferenced(chunk.digest, cutoff: .distantPast, now: configuration.now())
         }
     }
 
@@ -362,32 +314,6 @@ extension StorageService {
             return try JSONDecoder().decode(UploadTerms.self, from: Data(session.terms.utf8))
         } catch {
             throw SpotError(.internal, "upload session \(session.id) has unreadable terms: \(error)")
-        }
-    }
-}
-
-/// The digests of the upload sessions this process received the latest chunk of, by
-/// session id: at most `capacity`, the oldest forgotten first (their uploads are then hashed
-/// again when they finish). Thread-safe.
-final class RunningDigests: Sendable {
-    static let capacity = 256
-    private let kept = Mutex<[(id: String, digests: WholeDigests)]>([])
-
-    /// Keeps `digests` for session `id`, in place of what was kept for it.
-    func keep(_ digests: WholeDigests, for id: String) {
-        kept.withLock { entries in
-            entries.removeAll { $0.id == id }
-            entries.append((id, digests))
-            if entries.count > Self.capacity { entries.removeFirst() }
-        }
-    }
-
-    /// Removes and returns the digests of session `id` when they cover exactly `count` bytes.
-    func take(_ id: String, at count: Int64) -> WholeDigests? {
-        kept.withLock { entries in
-            guard let index = entries.firstIndex(where: { $0.id == id }) else { return nil }
-            let digests = entries.remove(at: index).digests
-            return digests.count == count ? digests : nil
         }
     }
 }
@@ -442,39 +368,4 @@ final class AppendsInFlight: Sendable {
             group.cancelAll()
         }
     }
-}
-
-/// The bytes of an upload session's chunks in order, read from the blob store.
-struct SessionBytes: AsyncSequence {
-    typealias Element = ByteBufferView
-    let blobs: any BlobStore
-    let chunks: [UploadChunk]
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        let blobs: any BlobStore
-        var remaining: ArraySlice<UploadChunk>
-        var current: BlobByteStream?
-        var left: Int64 = 0
-
-        mutating func next() async throws -> ByteBufferView? {
-            while true {
-                if var stream = current, let buffer = try await stream.next() {
-                    current = stream
-                    left -= Int64(buffer.readableBytes)
-                    return buffer.readableBytesView
-                }
-                if current != nil, left != 0 {
-                    throw SpotError(.internal, "an upload chunk's blob is shorter than the catalog says; the upload must start again")
-                }
-                guard let chunk = remaining.popFirst() else { return nil }
-                guard let stream = try await blobs.stream(chunk.digest, range: 0..<chunk.size) else {
-                    throw SpotError(.internal, "the blob of an upload chunk (\(chunk.digest)) is missing; the upload must start again")
-                }
-                current = stream
-                left = chunk.size
-            }
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(blobs: blobs, remaining: chunks[...]) }
 }

@@ -22,6 +22,9 @@ public struct StorageService: Sendable {
     let coordinator = UploadCoordinator()
     let runningDigests = RunningDigests()
     let appendsInFlight = AppendsInFlight()
+    /// Where upload sessions keep their bytes as files (`configuration.uploadSessionDirectory`);
+    /// `nil` keeps each chunk as a blob.
+    let sessionFiles: UploadSessionFiles?
     let imageWork: OffPoolRunner
 
     /// Creates the temporary directory if needed.
@@ -35,6 +38,7 @@ public struct StorageService: Sendable {
         self.geocoder = geocoder
         self.configuration = configuration
         self.writer = try BlobWriter(temporaryDirectory: configuration.temporaryDirectory)
+        self.sessionFiles = try configuration.uploadSessionDirectory.map(UploadSessionFiles.init(directory:))
         self.analyzer = PhotoAnalyzer(thumbnailSizes: configuration.thumbnailSizes, makesWebP: true, maxPixels: configuration.maxPixels)
         self.imageWork = OffPoolRunner(width: configuration.imageWorkers)
     }

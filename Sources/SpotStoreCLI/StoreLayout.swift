@@ -14,8 +14,8 @@ import SpotServer
 import SpotService
 import Synchronization
 
-/// A store: the embedded default on disk (`catalog.sqlite`, `blobs/`, `tmp/`, `quarantine/`
-/// under one root), or with its catalog in PostgreSQL and/or its blobs in an S3 bucket
+/// A store: the embedded default on disk (`catalog.sqlite`, `blobs/`, `uploads/`, `tmp/`,
+/// `quarantine/` under one root), or with its catalog in PostgreSQL and/or its blobs in an S3 bucket
 /// (`backends`); the root then keeps only temp files, quarantine and the rules file.
 /// This is the one place that picks concrete backends.
 struct StoreLayout {
@@ -29,6 +29,8 @@ struct StoreLayout {
     var blobsPath: String { "\(root)/blobs" }
     var temporaryPath: String { "\(root)/tmp" }
     var quarantinePath: String { "\(root)/quarantine" }
+    /// Where upload sessions keep their bytes while the blobs are files here.
+    var uploadsPath: String { "\(root)/uploads" }
     /// Where SpotStore before 2026-11 kept the URL-signing key; moved into the catalog.
     var secretKeyPath: String { "\(root)/secret.key" }
     /// The default rules file, written with `RulesPolicy.defaultText` on first start.
@@ -58,7 +60,7 @@ struct StoreLayout {
         do {
             var configuration = ServiceConfiguration(
                 temporaryDirectory: temporary, signingKey: serving ? try await signingKey(in: catalog, file: signingKeyFile) : nil,
-                quarantineDirectory: quarantinePath)
+                quarantineDirectory: quarantinePath, uploadSessionDirectory: backends.blobsURL == nil ? uploadsPath : nil)
             configure(&configuration)
             let service = try StorageService(
                 catalog: catalog, blobs: blobs,

@@ -22,10 +22,7 @@ import TestSupport
 
     @Test func aVersion8SQLiteFileRecordsFinishedUploads() async throws {
         try await withSQLiteFile(migratedUpTo: "v8") { db in
-            try db.execute(sql: """
-                INSERT INTO uploadSessions (id, bucket, name, spotId, owner, declaredSize, maxObjects, requiresOwnership, terms, createdAt, expiresAt)
-                VALUES ('s1', 'spots', 'spot/b.jpg', 'spot', 'alice', 10, 1, 0, '{}', '2096-01-01 00:00:00.000', '2096-01-01 01:00:00.000')
-                """)
+            try db.execute(sql: sqliteUploadSessionRow(declaring: "10"))
         } _: { file in
             try await Self.checkMigrated(try SQLiteCatalog(path: file))
         }
@@ -33,13 +30,7 @@ import TestSupport
 
     @Test(.enabled(if: PostgresTestServer.isEnabled))
     func aVersion4PostgreSQLDatabaseRecordsFinishedUploads() async throws {
-        try await withPostgresDatabase(migratedUpTo: 4, rows: [
-            """
-            INSERT INTO upload_sessions (
-                id, bucket, name, spot_id, owner, declared_size, max_objects, requires_ownership, terms, created_at, expires_at)
-            VALUES ('s1', 'spots', 'spot/b.jpg', 'spot', 'alice', 10, 1, false, '{}', '2096-01-01 00:00:00+00', '2096-01-01 01:00:00+00')
-            """,
-        ]) { catalog, _ in
+        try await withPostgresDatabase(migratedUpTo: 4, rows: [postgresUploadSessionRow(declaring: "10")]) { catalog, _ in
             try await Self.checkMigrated(catalog)
         }
     }

@@ -46,3 +46,21 @@ func withPostgresDatabase(
     }
     await scratch.cleanUp()
 }
+
+/// The row of upload session `s1` into `spots/spot/b.jpg`, started by alice in 2096 declaring
+/// `size` bytes (`NULL`: not yet known), as SQLite's `uploadSessions` (v8 on) holds it.
+func sqliteUploadSessionRow(declaring size: String) -> String {
+    """
+    INSERT INTO uploadSessions (id, bucket, name, spotId, owner, declaredSize, maxObjects, requiresOwnership, terms, createdAt, expiresAt)
+    VALUES ('s1', 'spots', 'spot/b.jpg', 'spot', 'alice', \(size), 1, 0, '{}', '2096-01-01 00:00:00.000', '2096-01-01 01:00:00.000')
+    """
+}
+
+/// The same session as PostgreSQL's `upload_sessions` (v4 on) holds it.
+func postgresUploadSessionRow(declaring size: String) -> String {
+    """
+    INSERT INTO upload_sessions (
+        id, bucket, name, spot_id, owner, declared_size, max_objects, requires_ownership, terms, created_at, expires_at)
+    VALUES ('s1', 'spots', 'spot/b.jpg', 'spot', 'alice', \(size), 1, false, '{}', '2096-01-01 00:00:00+00', '2096-01-01 01:00:00+00')
+    """
+}

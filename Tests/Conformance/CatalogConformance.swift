@@ -46,6 +46,7 @@ public struct CatalogConformance: Sendable {
         try await forgettingFinishedUploadsRemovesOnlyOlderOnes()
         try await sessionStartsAndCommitsRaceForTheLastPlaces()
         try await gcKeepsTheChunksOfUploadSessions()
+        try await chunksInTheirSessionsFileNameNoBlob()
     }
 
     /// A digest that differs for each `seed`.
@@ -374,11 +375,11 @@ public struct CatalogConformance: Sendable {
 
         let expiry = Self.start.addingTimeInterval(7200)
         let chunk0 = UploadChunk(offset: 0, size: 100, digest: Self.digest(50))
-        let lease0 = try #require(try await first.lease([chunk0.digest], at: Self.start, for: 600))
+        let lease0 = try #require(try await first.lease([Self.digest(50)], at: Self.start, for: 600))
         let after0 = try await second.appendChunk(chunk0, to: "s-resume", lease: lease0, now: Self.start, expiresAt: expiry)
         #expect(after0.chunks == [chunk0] && after0.received == 100 && after0.expiresAt == expiry)
         #expect(try await first.uploadSession("s-resume") == after0)
-        #expect(try await first.blobReferences().leases[chunk0.digest] == nil, "the append released the lease")
+        #expect(try await first.blobReferences().leases[Self.digest(50)] == nil, "the append released the lease")
 
         // A chunk at another offset: another request got there first.
         let lease1 = try #require(try await first.lease([Self.digest(51)], at: Self.start, for: 600))
@@ -596,7 +597,7 @@ public struct CatalogConformance: Sendable {
         #expect(try await first.expiredUploads(before: cutoff, limit: 10).map(\.id) == ["s-ext"], "the sweeper lists it")
         // Meanwhile, a chunk arrives (at a server whose now is still before the expiry).
         let chunk = UploadChunk(offset: 0, size: 10, digest: Self.digest(75))
-        let lease = try #require(try await second.lease([chunk.digest], at: Self.start, for: 600))
+        let lease = try #require(try await second.lease([Self.digest(75)], at: Self.start, for: 600))
         let extended = try await second.appendChunk(
             chunk, to: session.id, lease: lease, now: session.expiresAt.addingTimeInterval(-1), expiresAt: cutoff.addingTimeInterval(3600))
         #expect(try await first.endUpload(session.id, expiredBefore: cutoff) == nil, "extended: not removed")
@@ -733,17 +734,37 @@ public struct CatalogConformance: Sendable {
 
     func gcKeepsTheChunksOfUploadSessions() async throws {
         let (first, second) = try await makeCatalogs()
-        let chunk = UploadChunk(offset: 0, size: 10, digest: Self.digest(80))
+        let digest = Self.digest(80)
+        let chunk = UploadChunk(offset: 0, size: 10, digest: digest)
         try await first.startUpload(try Self.session("s-gc", "gc/a.jpg"), now: Self.start)
-        let lease = try #require(try await first.lease([chunk.digest], at: Self.start, for: 60))
+        let lease = try #require(try await first.lease([digest], at: Self.start, for: 60))
         _ = try await second.appendChunk(chunk, to: "s-gc", lease: lease, now: Self.start, expiresAt: Self.start.addingTimeInterval(3600))
         let later = Self.start.addingTimeInterval(7200)
-        #expect(try await first.blobReferences().uploadChunks == [chunk.digest])
-        #expect(try await first.blobReferences().referenced.contains(chunk.digest))
-        #expect(try await !second.claimForRemoval(chunk.digest, cutoff: later, now: later), "a chunk names it")
+        #expect(try await first.blobReferences().uploadChunks == [digest])
+        #expect(try await first.blobReferences().referenced.contains(digest))
+        #expect(try await !second.claimForRemoval(digest, cutoff: later, now: later), "a chunk names it")
         _ = try await first.endUpload("s-gc", expiredBefore: nil)
         #expect(try await second.blobReferences().uploadChunks.isEmpty)
-        #expect(try await second.claimForRemoval(chunk.digest, cutoff: later, now: later), "once its session ended")
-        try await second.endRemoval(chunk.digest)
+        #expect(try await second.claimForRemoval(digest, cutoff: later, now: later), "once its session ended")
+        try await second.endRemoval(digest)
+    }
+
+    /// Chunks whose bytes are in their session's file (no digest, no lease) are appended and
+    /// checked like any other, and keep no blob from gc.
+    func chunksInTheirSessionsFileNameNoBlob() async throws {
+        let (first, second) = try await makeCatalogs()
+        let expiry = Self.start.addingTimeInterval(3600)
+        try await first.startUpload(try Self.session("s-file", "file/a.jpg"), now: Self.start)
+        _ = try await second.appendChunk(UploadChunk(offset: 0, size: 10, digest: nil), to: "s-file", lease: nil, now: Self.start, expiresAt: expiry)
+        let appended = try await first.appendChunk(UploadChunk(offset: 10, size: 5, digest: nil), to: "s-file", lease: nil, now: Self.start, expiresAt: expiry)
+        #expect(appended.received == 15)
+        #expect(try await second.uploadSession("s-file")?.chunks == [
+            UploadChunk(offset: 0, size: 10, digest: nil), UploadChunk(offset: 10, size: 5, digest: nil),
+        ])
+        let late = await #expect(throws: SpotError.self) {
+            _ = try await second.appendChunk(UploadChunk(offset: 10, size: 1, digest: nil), to: "s-file", lease: nil, now: Self.start, expiresAt: expiry)
+        }
+        #expect(late?.kind == .conflict, "a chunk at an offset already taken")
+        #expect(try await first.blobReferences().uploadChunks.isEmpty, "no blob to keep")
     }
 }

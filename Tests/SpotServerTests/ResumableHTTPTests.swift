@@ -72,8 +72,9 @@ import TestSupport
     /// v6: the connection drops half way; the offset asked on the URL of the `104` is where
     /// the bytes that arrived end, and a `PATCH` of the rest (sent to another instance on the
     /// same store) completes the upload with the object's metadata.
-    @Test func aV6UploadCutHalfWayIsFinishedWithAPatchOnAnotherInstance() async throws {
-        let store = try TestStore()
+    @Test(arguments: TestStore.SessionBytes.allCases)
+    func aV6UploadCutHalfWayIsFinishedWithAPatchOnAnotherInstance(_ sessionBytes: TestStore.SessionBytes) async throws {
+        let store = try TestStore(sessionBytes: sessionBytes)
         let (_, token) = try await store.user("alice")
         let bytes = randomBytes(700_001)
         let half = bytes.count / 2
@@ -117,6 +118,7 @@ import TestSupport
             let after = try await client.execute(uri: upload, method: .head, headers: Self.auth(token, [Self.interopVersion: "6"]))
             #expect(after.status == .noContent && after.headers[Self.uploadComplete] == "?1", "the finished upload says it is complete")
             #expect(try store.temporaryFiles().isEmpty)
+            #expect(store.heldUploadBytes().count == 1, "the object's blob only: the session's bytes are removed")
         }
     }
 
@@ -252,8 +254,9 @@ import TestSupport
         }
     }
 
-    @Test func deleteCancelsTheUploadAndRemovesItsBytes() async throws {
-        let store = try TestStore()
+    @Test(arguments: TestStore.SessionBytes.allCases)
+    func deleteCancelsTheUploadAndRemovesItsBytes(_ sessionBytes: TestStore.SessionBytes) async throws {
+        let store = try TestStore(sessionBytes: sessionBytes)
         let (_, token) = try await store.user("alice")
         let (_, bobToken) = try await store.user("bob")
         let bytes = randomBytes(300_000)
@@ -265,7 +268,7 @@ import TestSupport
                 draft: "Upload-Draft-Interop-Version: 6\r\nUpload-Complete: ?1\r\n")
             let upload = try Self.path(of: try await Self.cutUpload(head, Array(bytes[..<100_000]), port: port, gate: gate, version: "6"))
             #expect(try await client.execute(uri: upload, method: .head, headers: Self.auth(token)).headers[Self.uploadOffset] == "100000")
-            #expect(!store.blobFiles().isEmpty)
+            #expect(!store.heldUploadBytes().isEmpty)
 
             #expect(try await client.execute(uri: upload, method: .delete, headers: Self.auth(bobToken)).status == .forbidden, "only its owner cancels")
             #expect(try await client.execute(uri: upload, method: .delete, headers: Self.auth(token)).status == .noContent)
@@ -275,7 +278,7 @@ import TestSupport
                 body: ByteBuffer(bytes: bytes[100_000...]))
             #expect(late.status == .notFound)
             #expect(try await Self.media(client, "/v0/b/media/o/alice%2Fcancelled.bin", token).0 == .notFound)
-            #expect(store.blobFiles().isEmpty, "the kept bytes are removed")
+            #expect(store.heldUploadBytes().isEmpty, "the kept bytes are removed")
         }
     }
 

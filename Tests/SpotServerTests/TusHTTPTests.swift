@@ -165,10 +165,10 @@ import TestSupport
     /// tuspy (checksums on, sha1) sends 2 of 4 chunks to one instance and stops; a second
     /// tuspy uploader asks another instance on the same store where the upload is and sends
     /// the rest there. The object has the file's exact bytes.
-    @Test(.enabled(if: TestServers.required || tuspyInstalled, "needs python3 with tuspy (pip install tuspy)"))
-    func tuspyUploadStoppedOnOneInstanceIsFinishedOnAnother() async throws {
+    @Test(.enabled(if: TestServers.required || tuspyInstalled, "needs python3 with tuspy (pip install tuspy)"), arguments: TestStore.SessionBytes.allCases)
+    func tuspyUploadStoppedOnOneInstanceIsFinishedOnAnother(_ sessionBytes: TestStore.SessionBytes) async throws {
         try #require(Self.tuspyInstalled, "python3 with tuspy (module tusclient) is needed: pip install tuspy (bin/test-services installs it)")
-        let store = try TestStore()
+        let store = try TestStore(sessionBytes: sessionBytes)
         let (_, token) = try await store.user("alice")
         let chunk = 256 * 1024
         let bytes = randomBytes(3 * chunk + 1000)
@@ -372,14 +372,15 @@ import TestSupport
         }
     }
 
-    @Test func terminationRemovesTheUploadAndItsBytes() async throws {
-        let store = try TestStore()
+    @Test(arguments: TestStore.SessionBytes.allCases)
+    func terminationRemovesTheUploadAndItsBytes(_ sessionBytes: TestStore.SessionBytes) async throws {
+        let store = try TestStore(sessionBytes: sessionBytes)
         let (_, token) = try await store.user("alice")
         let (_, bobToken) = try await store.user("bob")
         try await app(store.service).test(.router) { client in
             let upload = try await Self.started(client, token, name: "alice/gone.bin", length: 1000)
             #expect(try await Self.patch(client, upload, token, at: 0, randomBytes(600)).status == .noContent)
-            #expect(!store.blobFiles().isEmpty, "the chunk is stored")
+            #expect(!store.heldUploadBytes().isEmpty, "the chunk is stored")
 
             let bobs = try await client.execute(uri: upload, method: .delete, headers: Self.tus(bobToken))
             #expect(bobs.status == .forbidden, "only its owner ends an upload")
@@ -389,7 +390,7 @@ import TestSupport
             #expect(try await Self.offset(client, upload, token).0 == .notFound)
             #expect(try await Self.patch(client, upload, token, at: 600, randomBytes(400)).status == .notFound)
             #expect(try await client.execute(uri: upload, method: .delete, headers: Self.tus(token)).status == .notFound)
-            #expect(store.blobFiles().isEmpty, "the chunk's bytes are removed")
+            #expect(store.heldUploadBytes().isEmpty, "the chunk's bytes are removed")
             #expect(try await Self.object(client, "/v0/b/media/o/alice%2Fgone.bin", token).0 == .notFound)
         }
     }
@@ -540,8 +541,9 @@ import TestSupport
     }
 
     /// An upload not continued for a day expires: the sweep removes it with its bytes.
-    @Test func anExpiredUploadIsGone() async throws {
-        let store = try TestStore()
+    @Test(arguments: TestStore.SessionBytes.allCases)
+    func anExpiredUploadIsGone(_ sessionBytes: TestStore.SessionBytes) async throws {
+        let store = try TestStore(sessionBytes: sessionBytes)
         let (_, token) = try await store.user("alice")
         try await app(store.service).test(.router) { client in
             let upload = try await Self.started(client, token, name: "alice/late.bin", length: 100)
@@ -550,7 +552,7 @@ import TestSupport
             #expect(try await store.service.sweepExpiredUploads() == 1)
             #expect(try await Self.offset(client, upload, token).0 == .notFound)
             #expect(try await Self.patch(client, upload, token, at: 40, randomBytes(60)).status == .notFound)
-            #expect(store.blobFiles().isEmpty)
+            #expect(store.heldUploadBytes().isEmpty)
         }
     }
 

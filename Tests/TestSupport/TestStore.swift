@@ -30,22 +30,37 @@ public struct TestStore: Sendable {
     public let rules: RulesPolicy
     /// The time every instance's service reads.
     public let clock = TestClock()
+    /// Where upload sessions keep their bytes.
+    public let sessionBytes: SessionBytes
 
-    /// - Parameter rules: the access rules (default: the default rules file).
-    public init(rules: String = RulesPolicy.defaultText) throws {
+    /// Where a store's upload sessions keep their bytes: one file each under `uploads/`, as
+    /// the embedded store does, or each chunk as a blob, as with an object store.
+    public enum SessionBytes: String, CaseIterable, Sendable {
+        case files, chunkBlobs
+    }
+
+    /// - Parameters:
+    ///   - rules: the access rules (default: the default rules file).
+    ///   - sessionBytes: where upload sessions keep their bytes (default: files, as `serve` does).
+    public init(rules: String = RulesPolicy.defaultText, sessionBytes: SessionBytes = .files) throws {
         root = NSTemporaryDirectory() + "spotstore-test-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         self.rules = try RulesPolicy(text: rules, fileName: "rules")
-        service = try Self.service(on: root, instance: "tmp", rules: self.rules, signingKey: signingKey, clock: clock)
+        self.sessionBytes = sessionBytes
+        service = try Self.service(on: root, instance: "tmp", rules: self.rules, signingKey: signingKey, clock: clock, sessionBytes: sessionBytes)
     }
 
     /// Another service on the same store, as another process would open it: its own
-    /// catalog connections, blob store, upload coordinator and temp directory `instance`.
-    public func otherInstance(_ instance: String) throws -> StorageService {
-        try Self.service(on: root, instance: instance, rules: rules, signingKey: signingKey, clock: clock)
+    /// catalog connections, blob store, upload coordinator and temp directory `instance`;
+    /// its upload sessions keep their bytes as this store's do unless `sessionBytes` says.
+    public func otherInstance(_ instance: String, sessionBytes: SessionBytes? = nil) throws -> StorageService {
+        try Self.service(
+            on: root, instance: instance, rules: rules, signingKey: signingKey, clock: clock, sessionBytes: sessionBytes ?? self.sessionBytes)
     }
 
-    private static func service(on root: String, instance: String, rules: RulesPolicy, signingKey: [UInt8], clock: TestClock) throws -> StorageService {
+    private static func service(
+        on root: String, instance: String, rules: RulesPolicy, signingKey: [UInt8], clock: TestClock, sessionBytes: SessionBytes
+    ) throws -> StorageService {
         try StorageService(
             catalog: try SQLiteCatalog(path: "\(root)/catalog.sqlite"),
             blobs: try FileSystemBlobStore(root: "\(root)/blobs", temporaryDirectory: "\(root)/\(instance)"),
@@ -53,7 +68,7 @@ public struct TestStore: Sendable {
             geocoder: bundledGeocoder,
             configuration: ServiceConfiguration(
                 temporaryDirectory: "\(root)/\(instance)", signingKey: signingKey, quarantineDirectory: "\(root)/quarantine",
-                now: { clock.now }))
+                uploadSessionDirectory: sessionBytes == .files ? "\(root)/uploads" : nil, now: { clock.now }))
     }
 
     /// Creates a user and returns it with its token.
@@ -69,6 +84,16 @@ public struct TestStore: Sendable {
     /// Where the file-system blob store keeps blob `digest`.
     public func blobPath(_ digest: Digest) -> String {
         "\(root)/blobs/sha256/\(digest.hex.prefix(2))/\(digest.hex.dropFirst(2).prefix(2))/\(digest.hex)"
+    }
+
+    /// Where upload sessions keep their bytes as files (`sessionBytes == .files`).
+    public var uploadsDirectory: String { "\(root)/uploads" }
+
+    /// The upload sessions' files under `uploads/` and every blob (where chunks are blobs):
+    /// all the places the bytes of an upload session can be.
+    public func heldUploadBytes() -> [String] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: uploadsDirectory)) ?? []
+        return files.map { "uploads/\($0)" } + blobFiles()
     }
 
     /// Every file under `blobs/` (relative paths).

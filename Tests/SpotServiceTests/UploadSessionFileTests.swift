@@ -1,0 +1,137 @@
+import Foundation
+import SpotCore
+import SpotService
+import Testing
+import TestSupport
+
+/// Upload sessions whose bytes are one file each (`uploads/<id>`), as on the embedded store:
+/// what a crash, a lost file, two instances at one offset and the sweep do to them.
+@Suite struct UploadSessionFileTests {
+    let store: TestStore
+    let alice: User
+    let path = try! ObjectPath(bucket: "media", name: "alice/clip.bin")
+
+    init() async throws {
+        store = try TestStore(sessionBytes: .files)
+        alice = try await store.user("alice").user
+    }
+
+    func start(size: Int) async throws -> UploadSession {
+        try await store.service.startUploadSession(path, by: alice, contentType: "application/octet-stream", declaredSize: Int64(size))
+    }
+
+    func append(_ bytes: ArraySlice<UInt8>, at offset: Int, to id: String, through service: StorageService? = nil) async throws -> UploadSession {
+        try await (service ?? store.service).appendToUploadSession(
+            id, at: Int64(offset), by: alice, length: Int64(bytes.count), body: body(Array(bytes)))
+    }
+
+    func fileOf(_ session: UploadSession) -> String { "\(store.uploadsDirectory)/\(session.id)" }
+
+    /// A crash after an append's bytes were written but before the catalog recorded them
+    /// leaves more in the file than the session holds: the next append and the finish
+    /// cut them off, and the object holds exactly the bytes acknowledged.
+    @Test func bytesACrashLeftPastTheOffsetAreCutOff() async throws {
+        let bytes = randomBytes(300_000)
+        let session = try await start(size: bytes.count)
+        _ = try await append(bytes[..<100_000], at: 0, to: session.id)
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: fileOf(session)))
+        try file.seekToEnd()
+        try file.write(contentsOf: Data(randomBytes(5_000)))
+        _ = try await append(bytes[100_000...], at: 100_000, to: session.id)
+        try file.seekToEnd()
+        try file.write(contentsOf: Data(randomBytes(7_000)))
+        try file.close()
+
+        let object = try await store.service.finishUploadSession(session.id, by: alice)
+        #expect(object.size == Int64(bytes.count))
+        #expect(object.digest.hex == hexSHA256(bytes))
+        #expect(try await store.service.blobs.read(object.digest) == bytes, "the blob holds the acknowledged bytes only")
+        #expect(!FileManager.default.fileExists(atPath: fileOf(session)), "the session's file is gone")
+        let report = try await store.service.checkIntegrity(repair: false)
+        #expect(report.findings.isEmpty, "\(report.findings)")
+    }
+
+    /// Two instances append different bytes at the same offset at once: one is stored, the
+    /// other is told where the upload is, and the object is the winner's bytes, unmixed.
+    @Test func twoInstancesAtOneOffsetCannotMixTheirBytes() async throws {
+        let other = try store.otherInstance("b")
+        for _ in 0..<4 {
+            let first = randomBytes(2 << 20), second = randomBytes(2 << 20)
+            let session = try await start(size: first.count)
+            async let a = Self.outcome { try await append(first[...], at: 0, to: session.id) }
+            async let b = Self.outcome { try await append(second[...], at: 0, to: session.id, through: other) }
+            let results = await [a, b]
+            let stored = results.filter { (try? $0.get()) != nil }.count
+            #expect(stored == 1, "exactly one of the two appends is stored")
+            for case .failure(let error) in results {
+                let mismatch = try #require(error as? UploadOffsetMismatch, "\(error)")
+                #expect(mismatch.expected == Int64(first.count))
+            }
+            let object = try await store.service.finishUploadSession(session.id, by: alice)
+            #expect([hexSHA256(first), hexSHA256(second)].contains(object.digest.hex))
+            let blob = try #require(try await store.service.blobs.read(object.digest))
+            #expect(blob == first || blob == second, "the object is one client's bytes")
+            #expect(object.digest.hex == hexSHA256(blob))
+        }
+    }
+
+    /// A session file removed behind the service's back: the next append and the finish say
+    /// the bytes are lost, and nothing is stored.
+    @Test func aLostFileIsAnErrorNotAShortObject() async throws {
+        let bytes = randomBytes(2_000)
+        let partial = try await start(size: bytes.count)
+        _ = try await append(bytes[..<1_000], at: 0, to: partial.id)
+        try FileManager.default.removeItem(atPath: fileOf(partial))
+        let appending = await #expect(throws: SpotError.self) { _ = try await append(bytes[1_000...], at: 1_000, to: partial.id) }
+        #expect(appending?.kind == .internal && appending?.message.contains("missing") == true, "\(String(describing: appending))")
+
+        let complete = try await start(size: bytes.count)
+        _ = try await append(bytes[...], at: 0, to: complete.id)
+        try FileManager.default.removeItem(atPath: fileOf(complete))
+        let finishing = await #expect(throws: SpotError.self) { _ = try await store.service.finishUploadSession(complete.id, by: alice) }
+        #expect(finishing?.kind == .internal && finishing?.message.contains("missing") == true, "\(String(describing: finishing))")
+        #expect(try await store.service.catalog.object(at: path) == nil)
+    }
+
+    /// A session whose chunks are blobs (started before sessions kept their bytes in files)
+    /// goes on that way on an instance that keeps them in files, and finishes exactly.
+    @Test func aSessionOfBlobChunksGoesOnAsBlobs() async throws {
+        let bytes = randomBytes(300_000)
+        let before = try store.otherInstance("before", sessionBytes: .chunkBlobs)
+        let session = try await start(size: bytes.count)
+        _ = try await append(bytes[..<100_000], at: 0, to: session.id, through: before)
+        _ = try await append(bytes[100_000...], at: 100_000, to: session.id)
+        #expect(!FileManager.default.fileExists(atPath: fileOf(session)))
+        #expect(try await store.service.uploadSession(session.id, by: alice).chunks.allSatisfy { $0.digest != nil })
+        let object = try await store.service.finishUploadSession(session.id, by: alice)
+        #expect(try await store.service.blobs.read(object.digest) == bytes)
+        #expect(store.blobFiles().count == 1, "the chunks' blobs are removed")
+    }
+
+    /// An upload of no bytes has no chunk to make its file: it finishes all the same.
+    @Test func anEmptyUploadFinishes() async throws {
+        let session = try await start(size: 0)
+        let object = try await store.service.finishUploadSession(session.id, by: alice)
+        #expect(object.size == 0)
+        #expect(try await store.service.blobs.read(object.digest) == [])
+        #expect(!FileManager.default.fileExists(atPath: fileOf(session)))
+    }
+
+    /// A file whose session ended without its removal (a crash between the two) is removed by
+    /// the sweep; a live session's file is kept.
+    @Test func theSweepRemovesFilesOfEndedSessionsOnly() async throws {
+        let live = try await start(size: 1_000)
+        _ = try await append(randomBytes(400)[...], at: 0, to: live.id)
+        let orphan = "\(store.uploadsDirectory)/\(String(repeating: "A", count: 43))"
+        try Data(randomBytes(100)).write(to: URL(fileURLWithPath: orphan))
+
+        #expect(try await store.service.sweepExpiredUploads() == 0, "no session expired")
+        #expect(!FileManager.default.fileExists(atPath: orphan), "the ended session's file is removed")
+        #expect(FileManager.default.fileExists(atPath: fileOf(live)), "the live session's file is kept")
+        #expect(try await store.service.uploadSession(live.id, by: alice).received == 400)
+    }
+
+    static func outcome(_ work: () async throws -> UploadSession) async -> Result<UploadSession, any Error> {
+        do { return .success(try await work()) } catch { return .failure(error) }
+    }
+}
