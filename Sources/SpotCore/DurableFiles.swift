@@ -16,9 +16,9 @@ package func fsyncFile(at path: String) throws {
 /// Runs `work` (writes, fsyncs, renames or a lock wait, which wait for the disk or another
 /// process) on a thread of its own, not on the caller's: under `serve` that is one of NIO's
 /// event loops or the cooperative pool, which would stop serving other requests meanwhile.
-package func onFileThread(_ work: @escaping @Sendable () throws -> Void) async throws {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        fileWork.async { continuation.resume(with: Result { try work() }) }
+package func onFileThread<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
+        fileWork.async { continuation.resume(with: Swift.Result { try work() }) }
     }
 }
 

@@ -18,7 +18,7 @@ public struct StagedBlob: Sendable {
     /// The first bytes, for sniffing the content type.
     public let head: [UInt8]
     /// The MD5 of the bytes, for Firebase's `md5Hash`.
-    public let md5: [UInt8]?
+    public let md5: [UInt8]
 }
 
 /// A chunk of an upload as `BlobWriter.writeChunk` wrote it, with the digests asked for.
@@ -97,9 +97,7 @@ public struct BlobWriter: Sendable {
             unlink(path)
             throw interruption
         }
-        return StagedBlob(
-            path: path, digest: SpotCore.Digest(bytes: hashers.sha256!.finalize()), size: size, head: head,
-            md5: hashers.md5.map { Array($0.finalize()) })
+        return hashers.staged(at: path, size: size, head: head)
     }
 
     /// Writes `body`, a chunk of a longer upload, to `file` (where its descriptor stands) or
@@ -166,9 +164,7 @@ public struct BlobWriter: Sendable {
             if whole != nil { break }  // the first bytes are enough
         }
         guard let whole else {
-            return StagedBlob(
-                path: path, digest: SpotCore.Digest(bytes: hashers.sha256!.finalize()), size: size, head: head,
-                md5: hashers.md5.map { Array($0.finalize()) })
+            return hashers.staged(at: path, size: size, head: head)
         }
         var info = stat()
         guard fstat(fd, &info) == 0, Int64(info.st_size) == whole.count else {
@@ -240,6 +236,11 @@ public struct BlobWriter: Sendable {
         var md5: Insecure.MD5?
         var sha1: Insecure.SHA1?
         var whole: WholeDigests?
+
+        /// The file at `path` as a staged blob, with the SHA-256 and MD5 worked out (both asked for).
+        func staged(at path: String, size: Int64, head: [UInt8]) -> StagedBlob {
+            StagedBlob(path: path, digest: SpotCore.Digest(bytes: sha256!.finalize()), size: size, head: head, md5: Array(md5!.finalize()))
+        }
 
         mutating func update(_ buffer: UnsafeRawBufferPointer) {
             sha256?.update(bufferPointer: buffer)

@@ -70,8 +70,14 @@ extension StorageService {
 
     /// `sessionFiles`, unless `session`'s chunks are blobs (it started where sessions keep
     /// their bytes so, or before they were kept in files): then it goes on that way.
-    func sessionFiles(holding session: UploadSession) -> UploadSessionFiles? {
-        session.chunks.contains { $0.digest != nil } ? nil : sessionFiles
+    /// - Throws: `.conflict` for a session whose bytes are in a file where this service keeps
+    ///   none (it started on the store's own disk, which serves blobs from S3 now).
+    func sessionFiles(holding session: UploadSession) throws -> UploadSessionFiles? {
+        if session.chunks.contains(where: { $0.digest != nil }) { return nil }
+        if sessionFiles == nil, !session.chunks.isEmpty {
+            throw SpotError(.conflict, "this upload's bytes are on the disk of the store it started on, not in this blob store; start the upload again")
+        }
+        return sessionFiles
     }
 
     /// Adds `chunk`, stored, to session `id`, releasing `lease`.
@@ -103,7 +109,7 @@ extension StorageService {
     /// chunks' blobs written out.
     func finishedBytes(of session: UploadSession, by user: User?) async throws -> StagedBlob {
         let whole = runningDigests.take(session.id, at: session.received)
-        guard let sessionFiles = sessionFiles(holding: session) else {
+        guard let sessionFiles = try sessionFiles(holding: session) else {
             let bytes = SessionBytes(blobs: blobs, chunks: session.chunks)
             if let whole { return try await writer.assemble(bytes, whole: whole) }
             return try await writer.stage(bytes, maxBytes: session.received)
@@ -112,9 +118,12 @@ extension StorageService {
         try await sessionFiles.link(session.id, holding: session.received, at: path) {
             let current = try await uploadSession(session.id, by: user)
             guard current.received == session.received else { throw UploadOffsetMismatch(expected: current.received, session: current) }
+            return current
         }
         do {
-            return try writer.adopt(fileAt: path, whole: whole)
+            // Without the digests carried from chunk to chunk, the file is read and hashed.
+            let writer = self.writer
+            return try await onFileThread { try writer.adopt(fileAt: path, whole: whole) }
         } catch {
             try? FileManager.default.removeItem(atPath: path)
             throw error
@@ -125,19 +134,21 @@ extension StorageService {
     /// nothing else names (a chunk may hold the same bytes as an object); whatever fails here
     /// is left for gc or the sweep.
     func discardBytes(of session: UploadSession) async {
-        await sessionFiles?.remove(session.id)
+        sessionFiles?.remove(session.id)
         for chunk in session.chunks {
             guard let digest = chunk.digest else { continue }
             _ = try? await removeIfUnreferenced(digest, cutoff: .distantPast, now: configuration.now())
         }
     }
 
-    /// Removes the files of sessions the catalog no longer has (a crash came between a
-    /// session's end and its file's removal). A session, once gone, never comes back.
-    func removeFilesOfEndedSessions() async throws {
+    /// Removes the files, unchanged for `UploadSessionFiles.orphanAge` by `now`, of sessions
+    /// the catalog no longer has (a crash came between a session's end and its file's
+    /// removal). A session, once gone, never comes back.
+    func removeFilesOfEndedSessions(now: Date) async throws {
         guard let sessionFiles else { return }
-        for id in try sessionFiles.sessionIDs() where try await catalog.uploadSession(id) == nil {
-            await sessionFiles.remove(id)
+        for id in try sessionFiles.sessionIDs(unchangedSince: now.addingTimeInterval(-UploadSessionFiles.orphanAge))
+        where try await catalog.uploadSession(id) == nil {
+            sessionFiles.remove(id)
         }
     }
 }

@@ -119,7 +119,8 @@ extension StorageService {
     private static let noSuchSession = SpotError(
         .notFound, "there is no such upload session: it finished, was cancelled or expired; start the upload again")
 
-    /// The most chunks one upload session may have (each is a blob and a catalog row).
+    /// The most chunks one upload session may have (each is a catalog row, and a blob where
+    /// chunks are blobs).
     static let maxChunks = 10_000
 
     /// How long `resumptionPoint(of:by:)` waits for a request still storing bytes of the session.
@@ -156,11 +157,13 @@ extension StorageService {
             throw SpotError(.badRequest, "the upload already arrived in \(Self.maxChunks) pieces, the most one may have; send larger chunks, or start again")
         }
         let terms = try Self.terms(of: session)
-        let bound = min(terms.limits.maxBytes, session.declaredSize ?? .max)
         // The digests of the whole upload go on from the last chunk when this process received
         // it; without them, finishing reads the chunks back to hash them.
         let whole = offset == 0 ? WholeDigests() : runningDigests.take(id, at: offset)
-        let receive = { (file: OpenFile?) in
+        /// Receives the chunk into `file` or else a temp file, within what `session` (as read
+        /// last) still has room for.
+        let receive = { (file: OpenFile?, session: UploadSession) in
+            let bound = min(terms.limits.maxBytes, session.declaredSize ?? .max)
             do {
                 return try await self.receiveChunk(body, room: bound - offset, length: length, checksum: checksum, continuing: whole, into: file)
             } catch let error as SpotError where error.kind == .tooLarge {
@@ -169,19 +172,20 @@ extension StorageService {
             }
         }
         let chunk: ReceivedChunk, appended: UploadSession?
-        if let sessionFiles = sessionFiles(holding: session) {
+        if let sessionFiles = try sessionFiles(holding: session) {
             (chunk, appended) = try await sessionFiles.append(to: id, at: offset) {
                 let current = try await uploadSession(id, by: user)
                 guard current.received == offset else { throw UploadOffsetMismatch(expected: current.received, session: current) }
-            } write: { file in
-                let chunk = try await receive(file)
+                return current
+            } write: { file, current in
+                let chunk = try await receive(file, current)
                 guard chunk.written.size > 0 else { return (chunk, nil) }
                 try await sessionFiles.sync(file, madeNow: offset == 0)
                 let stored = UploadChunk(offset: offset, size: chunk.written.size, digest: nil)
                 return (chunk, try await addChunk(stored, to: id, lease: nil, by: user))
             }
         } else {
-            chunk = try await receive(nil)
+            chunk = try await receive(nil, session)
             defer { try? FileManager.default.removeItem(atPath: chunk.written.path) }
             if chunk.written.size > 0, let digest = chunk.written.digest {
                 appended = try await storeAsBlob(fileAt: chunk.written.path, as: digest, at: offset, size: chunk.written.size, to: id, by: user)
@@ -254,8 +258,8 @@ extension StorageService {
             incoming: IncomingObject(size: session.received, contentType: terms.contentType, metadata: terms.details.settings.custom))
         let authorized = AuthorizedUpload(
             path: session.path, owner: session.owner, request: request, limits: terms.limits, admission: session.admission)
-        let staged = try await finishedBytes(of: session, by: user)
         do {
+            let staged = try await finishedBytes(of: session, by: user)
             let object = try await complete(staged, authorized, details: terms.details, session: id)
             await discardBytes(of: session)
             return object
@@ -298,7 +302,7 @@ extension StorageService {
             }
             if expired.isEmpty {
                 _ = try await catalog.forgetFinishedUploads(finishedBefore: now.addingTimeInterval(-configuration.uploadExpiry))
-                try await removeFilesOfEndedSessions()
+                try await removeFilesOfEndedSessions(now: now)
                 return swept
             }
         }

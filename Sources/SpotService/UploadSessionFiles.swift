@@ -11,32 +11,51 @@ import SpotCore
 /// catalog records it, and the finished file becomes the object's blob by a hard link, so
 /// its bytes are written once. (With an object store, each chunk is a blob instead.)
 ///
-/// Every change to a file is made holding its lock (`flock`), which every process serving
+/// Every write to a file is made holding its lock (`flock`), which every process serving
 /// the store takes alike, and only after the catalog, read under the lock, agrees: so two
-/// requests for one offset cannot overwrite each other's bytes.
+/// requests for one offset cannot overwrite each other's bytes. A file with a second link
+/// (its upload is being finished, or is a blob already) is never written again.
 struct UploadSessionFiles: Sendable {
     let directory: String
 
-    /// Creates `directory` if needed.
+    /// How long a request waits for another one appending to the same session before it is
+    /// told to ask where the upload is and go on from there.
+    static let lockWait: Duration = .seconds(2)
+
+    /// Files not changed for this long and whose session the catalog no longer has are removed
+    /// by the sweep (younger ones may be a first chunk's file being made).
+    static let orphanAge: TimeInterval = 3600
+
+    /// Creates `directory` if needed, durably.
     init(directory: String) throws {
         self.directory = directory
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: directory) {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try fsyncFile(at: (directory as NSString).deletingLastPathComponent)
+        }
     }
 
     /// Runs `write` with session `id`'s file open at `offset` and locked: `check` (the
-    /// catalog's view, which must still end at `offset`) runs first, then anything a crash
-    /// left past `offset` is cut off. `write` writes the chunk there, makes it durable
-    /// (`sync`) and records it in the catalog before the lock is let go.
+    /// catalog's view, which must still end at `offset`) runs first and gives the session as
+    /// it is now, then anything a crash left past `offset` is cut off. `write` writes the
+    /// chunk there, makes it durable (`sync`) and records it in the catalog before the lock
+    /// is let go.
+    /// - Throws: `.conflict` when another request holds the lock past `lockWait`, or the
+    ///   upload is being finished; `.internal` when bytes the catalog holds are not in the file.
     func append<Result>(
-        to id: String, at offset: Int64, check: () async throws -> Void, write: (OpenFile) async throws -> Result
+        to id: String, at offset: Int64, check: () async throws -> UploadSession,
+        write: (OpenFile, UploadSession) async throws -> Result
     ) async throws -> Result {
         // Only the first chunk makes the file: a later one without it finds the bytes lost.
-        try await withLock(on: id, creating: offset == 0) { fd in
-            try await check()
+        try await withLock(on: id, creating: offset == 0, check: check) { fd, session in
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw SpotError.fromErrno("cannot read an upload session's file") }
+            guard info.st_nlink <= 1 else { throw SpotError(.conflict, "the upload is being finished; ask where it is") }
+            guard Int64(info.st_size) >= offset else { throw Self.lostBytes }
             guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
                 throw SpotError.fromErrno("cannot cut an upload session's file")
             }
-            return try await write(OpenFile(descriptor: fd, path: path(of: id)))
+            return try await write(OpenFile(descriptor: fd, path: path(of: id)), session)
         }
     }
 
@@ -49,44 +68,45 @@ struct UploadSessionFiles: Sendable {
         }
     }
 
-    /// Links session `id`'s file at `destination` (a new name on the same file system) once
-    /// `check` confirms, under the lock, that the session holds `received` bytes: the file is
-    /// cut to that length first (a crashed append may have left more).
-    /// - Throws: `.internal` when the file holds fewer bytes (they were lost); `check`'s errors.
-    func link(_ id: String, holding received: Int64, at destination: String, check: () async throws -> Void) async throws {
+    /// Links session `id`'s file at `destination` (a new name, copied instead where the
+    /// file system cannot link there) once `check` confirms, under the lock, that the session
+    /// holds `received` bytes: the file is cut to that length first (a crashed append may
+    /// have left more).
+    /// - Throws: `.internal` when the file holds fewer bytes (they were lost); `.notFound`
+    ///   when it was removed meanwhile (the session ended); `check`'s errors.
+    func link(_ id: String, holding received: Int64, at destination: String, check: () async throws -> UploadSession) async throws {
         // An upload of no bytes never had a chunk to make the file.
-        try await withLock(on: id, creating: received == 0) { fd in
-            try await check()
-            try await onFileThread {
-                var info = stat()
-                guard fstat(fd, &info) == 0 else { throw SpotError.fromErrno("cannot read an upload session's file") }
-                guard Int64(info.st_size) >= received else {
-                    throw SpotError(.internal, "the upload session's file holds \(info.st_size) of its \(received) bytes; the upload must start again")
-                }
-                if Int64(info.st_size) > received, ftruncate(fd, off_t(received)) != 0 {
-                    throw SpotError.fromErrno("cannot cut an upload session's file")
-                }
-                if hardLink(path(of: id), destination) != 0 {
-                    guard errno == EXDEV else { throw SpotError.fromErrno("cannot link an upload session's file") }
-                    // The temp directory is on another file system: the bytes are copied instead.
-                    let copy = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-                    guard copy >= 0 else { throw SpotError.fromErrno("cannot create \(destination)") }
-                    defer { close(copy) }
-                    try Self.copy(from: path(of: id), to: copy, at: 0, count: received)
+        try await withLock(on: id, creating: received == 0, check: check) { fd, _ in
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw SpotError.fromErrno("cannot read an upload session's file") }
+            guard Int64(info.st_size) >= received else { throw Self.lostBytes }
+            if Int64(info.st_size) > received {
+                // Never so once linked: a linked file is not written to.
+                guard info.st_nlink <= 1, ftruncate(fd, off_t(received)) == 0 else {
+                    throw SpotError(.internal, "an upload session's file holds more than its bytes and cannot be cut")
                 }
             }
+            try await onFileThread { try linkOrCopy(id, to: destination, count: received) }
         }
     }
 
-    /// Removes session `id`'s file, if any (the session ended).
-    func remove(_ id: String) async {
-        try? await withLock(on: id, creating: false) { _ in unlink(path(of: id)) }
+    /// Removes session `id`'s file, if any (the session ended: nothing can record a chunk in
+    /// it any more, so this needs no lock).
+    func remove(_ id: String) {
+        guard Self.isSessionID(id) else { return }
+        unlink(path(of: id))
     }
 
-    /// The ids of the sessions that have a file here.
-    func sessionIDs() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory).filter(Self.isSessionID)
+    /// The ids of the sessions whose files were last changed before `cutoff`.
+    func sessionIDs(unchangedSince cutoff: Date) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).filter { name in
+            let changed = (try? FileManager.default.attributesOfItem(atPath: path(of: name)))?[.modificationDate] as? Date
+            return Self.isSessionID(name) && changed.map { $0 < cutoff } == true
+        }
     }
+
+    /// Why an upload cannot go on: bytes the catalog holds are not in its file.
+    private static let lostBytes = SpotError(.internal, "the bytes of this upload session are missing; the upload must start again")
 
     /// Where session `id`'s bytes are.
     private func path(of id: String) -> String { "\(directory)/\(id)" }
@@ -97,46 +117,79 @@ struct UploadSessionFiles: Sendable {
     }
 
     /// Runs `body` with session `id`'s file open and locked against every other process and
-    /// request; the lock goes with the descriptor when `body` ends.
-    /// - Throws: `.internal` when the file is missing and not `creating` (its bytes were lost).
-    private func withLock<Result>(on id: String, creating: Bool, _ body: (Int32) async throws -> Result) async throws -> Result {
+    /// request, and the session as `check` reads it then; the lock goes with the descriptor
+    /// when `body` ends.
+    /// - Throws: `check`'s errors; `.internal` when the file is missing and not `creating`
+    ///   although the session is there (its bytes were lost); `.conflict` after `lockWait`.
+    private func withLock<Result>(
+        on id: String, creating: Bool, check: () async throws -> UploadSession, _ body: (Int32, UploadSession) async throws -> Result
+    ) async throws -> Result {
         guard Self.isSessionID(id) else { throw SpotError(.badRequest, "an upload session id holds base64url characters only") }
-        let path = path(of: id)
-        let fd = open(path, O_RDWR | O_CLOEXEC | (creating ? O_CREAT : 0), 0o600)
+        let fd = open(path(of: id), O_RDWR | O_CLOEXEC | (creating ? O_CREAT : 0), 0o600)
         guard fd >= 0 else {
-            if errno == ENOENT { throw SpotError(.internal, "the bytes of this upload session are missing; the upload must start again") }
-            throw SpotError.fromErrno("cannot open an upload session's file")
+            guard errno == ENOENT else { throw SpotError.fromErrno("cannot open an upload session's file") }
+            _ = try await check()  // a session that ended says so
+            throw Self.lostBytes
         }
         defer { close(fd) }
-        // Waiting for another request's append happens on a thread of its own.
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw SpotError.fromErrno("cannot lock an upload session's file") }
-            try await onFileThread {
-                while flock(fd, LOCK_EX) != 0 {
-                    guard errno == EINTR else { throw SpotError.fromErrno("cannot lock an upload session's file") }
-                }
-            }
-        }
-        return try await body(fd)
+        try await Self.lock(fd)
+        return try await body(fd, try await check())
     }
 
-    /// Copies `count` bytes of the file at `source` into `fd` at `offset`.
-    private static func copy(from source: String, to fd: Int32, at offset: Int64, count: Int64) throws {
+    /// Takes `fd`'s lock, waiting for another request's append (without holding a thread)
+    /// for at most `lockWait`.
+    private static func lock(_ fd: Int32) async throws {
+        let deadline = ContinuousClock.now + lockWait
+        var pause = Duration.milliseconds(2)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw SpotError.fromErrno("cannot lock an upload session's file") }
+            guard ContinuousClock.now < deadline else {
+                throw SpotError(.conflict, "another request is still sending bytes to this upload; ask where it is, then go on from there")
+            }
+            try await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(100))
+        }
+    }
+
+    /// Links session `id`'s file at `destination`, or copies its first `count` bytes there
+    /// where the file system cannot (another file system, no hard links).
+    private func linkOrCopy(_ id: String, to destination: String, count: Int64) throws {
+        let source = path(of: id)
+        guard hardLink(source, destination) != 0 else { return }
+        // Removed since the lock was taken: the session ended (another request finished it).
+        if errno == ENOENT { throw SpotError(.notFound, "the upload session ended meanwhile") }
+        guard [EXDEV, EPERM, ENOTSUP, EOPNOTSUPP, EMLINK].contains(errno) else {
+            throw SpotError.fromErrno("cannot link an upload session's file")
+        }
         let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw SpotError.fromErrno("cannot read a staged upload chunk") }
+        guard input >= 0 else { throw SpotError.fromErrno("cannot read an upload session's file") }
         defer { close(input) }
+        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw SpotError.fromErrno("cannot create \(destination)") }
+        defer { close(output) }
+        do {
+            try Self.copy(count, from: input, to: output)
+        } catch {
+            unlink(destination)
+            throw error
+        }
+    }
+
+    /// Copies the first `count` bytes of `input` to `output`.
+    private static func copy(_ count: Int64, from input: Int32, to output: Int32) throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var copied: Int64 = 0
         while copied < count {
             let read = pread(input, buffer.baseAddress, min(buffer.count, Int(count - copied)), off_t(copied))
             if read < 0, errno == EINTR { continue }
-            guard read > 0 else { throw SpotError.fromErrno("cannot read a staged upload chunk") }
+            guard read >= 0 else { throw SpotError.fromErrno("cannot read an upload session's file") }
+            guard read > 0 else { throw lostBytes }
             var written = 0
             while written < read {
-                let result = pwrite(fd, buffer.baseAddress! + written, read - written, off_t(offset + copied) + off_t(written))
+                let result = pwrite(output, buffer.baseAddress! + written, read - written, off_t(copied) + off_t(written))
                 if result < 0, errno == EINTR { continue }
-                guard result > 0 else { throw SpotError.fromErrno("cannot write an upload session's file") }
+                guard result > 0 else { throw SpotError.fromErrno("cannot copy an upload session's file") }
                 written += result
             }
             copied += Int64(read)

@@ -118,20 +118,115 @@ import TestSupport
     }
 
     /// A file whose session ended without its removal (a crash between the two) is removed by
-    /// the sweep; a live session's file is kept.
-    @Test func theSweepRemovesFilesOfEndedSessionsOnly() async throws {
+    /// the sweep once it is an hour old; a live session's file is kept, however old.
+    @Test func theSweepRemovesOldFilesOfEndedSessionsOnly() async throws {
         let live = try await start(size: 1_000)
         _ = try await append(randomBytes(400)[...], at: 0, to: live.id)
-        let orphan = "\(store.uploadsDirectory)/\(String(repeating: "A", count: 43))"
-        try Data(randomBytes(100)).write(to: URL(fileURLWithPath: orphan))
+        let old = "\(store.uploadsDirectory)/\(String(repeating: "A", count: 43))"
+        let young = "\(store.uploadsDirectory)/\(String(repeating: "B", count: 43))"
+        for file in [old, young] { try Data(randomBytes(100)).write(to: URL(fileURLWithPath: file)) }
+        let twoHoursAgo = [FileAttributeKey.modificationDate: store.clock.now.addingTimeInterval(-7200)]
+        try FileManager.default.setAttributes(twoHoursAgo, ofItemAtPath: old)
+        try FileManager.default.setAttributes(twoHoursAgo, ofItemAtPath: fileOf(live))
 
         #expect(try await store.service.sweepExpiredUploads() == 0, "no session expired")
-        #expect(!FileManager.default.fileExists(atPath: orphan), "the ended session's file is removed")
+        #expect(!FileManager.default.fileExists(atPath: old), "the ended session's file is removed")
+        #expect(FileManager.default.fileExists(atPath: young), "a file made within the hour may be a first chunk's")
         #expect(FileManager.default.fileExists(atPath: fileOf(live)), "the live session's file is kept")
         #expect(try await store.service.uploadSession(live.id, by: alice).received == 400)
+    }
+
+    /// Several finishes of one upload at once (a retried last request): each answers the one
+    /// object, however their links, commits and removals of the file interleave.
+    @Test func finishesAtOnceAllAnswerTheObject() async throws {
+        let other = try store.otherInstance("b")
+        for _ in 0..<6 {
+            let bytes = randomBytes(50_000)
+            let session = try await start(size: bytes.count)
+            _ = try await append(bytes[...], at: 0, to: session.id)
+            async let a = store.service.finishUploadSession(session.id, by: alice)
+            async let b = other.finishUploadSession(session.id, by: alice)
+            async let c = store.service.finishUploadSession(session.id, by: alice)
+            let objects = try await [a, b, c]
+            #expect(Set(objects.map(\.generation)).count == 1, "one object")
+            #expect(objects.allSatisfy { $0.digest.hex == hexSHA256(bytes) })
+        }
+    }
+
+    /// A session file with a second link (a finish linked it, and it may be a blob now) is
+    /// never written again: an append gets 409 and the file keeps its bytes.
+    @Test func aLinkedFileIsNeverWrittenAgain() async throws {
+        let bytes = randomBytes(1_000)
+        let session = try await start(size: 2_000)
+        _ = try await append(bytes[...], at: 0, to: session.id)
+        try FileManager.default.linkItem(atPath: fileOf(session), toPath: "\(store.root)/linked")
+        let refused = await #expect(throws: SpotError.self) { _ = try await append(randomBytes(1_000)[...], at: 1_000, to: session.id) }
+        #expect(refused?.kind == .conflict, "\(String(describing: refused))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(store.root)/linked")) == Data(bytes))
+        #expect(try await store.service.uploadSession(session.id, by: alice).received == 1_000)
+    }
+
+    /// While one request is still sending a chunk, another for the same session waits for it
+    /// a while (without holding a thread), then is told to ask where the upload is; a cancel
+    /// does not wait, and the held chunk is then not recorded.
+    @Test func aChunkStillArrivingHoldsOffAnotherButNotACancel() async throws {
+        let session = try await start(size: 2_000)
+        let held = HeldChunk(first: randomBytes(500))
+        async let first = Self.outcome { try await store.service.appendToUploadSession(session.id, at: 0, by: alice, body: held) }
+        await held.reading()  // the first request holds the file's lock
+        let second = await #expect(throws: SpotError.self) { _ = try await append(randomBytes(500)[...], at: 0, to: session.id) }
+        #expect(second?.kind == .conflict && second?.message.contains("ask where it is") == true, "\(String(describing: second))")
+
+        try await store.service.cancelUploadSession(session.id, by: alice)
+        #expect(!FileManager.default.fileExists(atPath: fileOf(session)), "the bytes are removed at once")
+        held.release()
+        let firstOutcome = await first
+        #expect(throws: SpotError.self) { _ = try firstOutcome.get() }
+        #expect(try await store.service.catalog.uploadSession(session.id) == nil)
     }
 
     static func outcome(_ work: () async throws -> UploadSession) async -> Result<UploadSession, any Error> {
         do { return .success(try await work()) } catch { return .failure(error) }
     }
+}
+
+/// A chunk's body that sends `first`, then holds until `release()`, and ends: `reading()`
+/// returns once the receiver asked for more after `first`.
+final class HeldChunk: AsyncSequence, Sendable {
+    typealias Element = [UInt8]
+    private let first: [UInt8]
+    private let askedForMore = AsyncStream<Void>.makeStream()
+    private let released = AsyncStream<Void>.makeStream()
+
+    init(first: [UInt8]) {
+        self.first = first
+    }
+
+    /// Returns once the receiver has `first` and waits for more.
+    func reading() async {
+        var asked = askedForMore.stream.makeAsyncIterator()
+        _ = await asked.next()
+    }
+
+    /// Ends the body.
+    func release() {
+        released.continuation.finish()
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let chunk: HeldChunk
+        var sentFirst = false
+
+        mutating func next() async -> [UInt8]? {
+            guard sentFirst else {
+                sentFirst = true
+                return chunk.first
+            }
+            chunk.askedForMore.continuation.yield()
+            for await _ in chunk.released.stream {}
+            return nil
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunk: self) }
 }
