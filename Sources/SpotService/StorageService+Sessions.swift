@@ -136,6 +136,14 @@ extension StorageService {
         return session
     }
 
+    /// Session `id` as it is now, which must end at `offset`.
+    /// - Throws: `UploadOffsetMismatch` when it ends elsewhere; as `uploadSession(_:by:)`.
+    func uploadSession(_ id: String, at offset: Int64, by user: User?) async throws -> UploadSession {
+        let session = try await uploadSession(id, by: user)
+        guard session.received == offset else { throw UploadOffsetMismatch(expected: session.received, session: session) }
+        return session
+    }
+
     /// Appends `body` to session `id` at `offset`, stored as one chunk, and returns the session.
     /// When the body breaks off (the connection dropped, or fewer than `length` bytes came),
     /// the bytes that arrived are kept, so the client resumes from where they end.
@@ -151,8 +159,7 @@ extension StorageService {
     ) async throws -> UploadSession where Body.Element: Collection, Body.Element.Element == UInt8 {
         appendsInFlight.begin(id)
         defer { appendsInFlight.end(id) }
-        let session = try await uploadSession(id, by: user)
-        guard offset == session.received else { throw UploadOffsetMismatch(expected: session.received, session: session) }
+        let session = try await uploadSession(id, at: offset, by: user)
         guard session.chunks.count < Self.maxChunks else {
             throw SpotError(.badRequest, "the upload already arrived in \(Self.maxChunks) pieces, the most one may have; send larger chunks, or start again")
         }
@@ -174,9 +181,7 @@ extension StorageService {
         let chunk: ReceivedChunk, appended: UploadSession?
         if let sessionFiles = try sessionFiles(holding: session) {
             (chunk, appended) = try await sessionFiles.append(to: id, at: offset) {
-                let current = try await uploadSession(id, by: user)
-                guard current.received == offset else { throw UploadOffsetMismatch(expected: current.received, session: current) }
-                return current
+                try await uploadSession(id, at: offset, by: user)
             } write: { file, current in
                 let chunk = try await receive(file, current)
                 guard chunk.written.size > 0 else { return (chunk, nil) }

@@ -15,18 +15,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
     /// - Throws: when nothing listens on `port`.
     public init(port: Int) throws {
-        socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            Foundation.close(socket)
-            throw SpotError(.internal, "nothing listens on 127.0.0.1:\(port)")
-        }
+        socket = try connectedSocket(port: port)
     }
 
     deinit { closeNow() }
@@ -157,6 +146,24 @@ public struct RawHTTPHead: Sendable, CustomStringConvertible {
     }
 
     public var description: String { ([statusLine] + fields.map { "\($0.name): \($0.value)" }).joined(separator: "\n") }
+}
+
+/// A TCP socket connected to 127.0.0.1:`port`.
+/// - Throws: when nothing listens there.
+public func connectedSocket(port: Int) throws -> Int32 {
+    let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else {
+        close(socket)
+        throw SpotError(.internal, "nothing listens on 127.0.0.1:\(port)")
+    }
+    return socket
 }
 
 /// Whether `condition` holds within `timeout`, asked every 20 ms: for state another process or
