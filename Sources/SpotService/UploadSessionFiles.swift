@@ -18,9 +18,10 @@ import SpotCore
 struct UploadSessionFiles: Sendable {
     let directory: String
 
-    /// How long a request waits for another one appending to the same session before it is
-    /// told to ask where the upload is and go on from there.
-    static let lockWait: Duration = .seconds(2)
+    /// How long an append waits for another request holding the session's file before it is
+    /// told to ask where the upload is and go on from there. (A finish waits as long as it
+    /// takes: what holds the file then is an append, whose end it needs.)
+    static let appendLockWait: Duration = .seconds(2)
 
     /// Files not changed for this long and whose session the catalog no longer has are removed
     /// by the sweep (younger ones may be a first chunk's file being made).
@@ -40,14 +41,14 @@ struct UploadSessionFiles: Sendable {
     /// it is now, then anything a crash left past `offset` is cut off. `write` writes the
     /// chunk there, makes it durable (`sync`) and records it in the catalog before the lock
     /// is let go.
-    /// - Throws: `.conflict` when another request holds the lock past `lockWait`, or the
-    ///   upload is being finished; `.internal` when bytes the catalog holds are not in the file.
+    /// - Throws: `.conflict` when another request holds the lock past `appendLockWait`, or
+    ///   the upload is being finished; `.internal` when bytes the catalog holds are not in the file.
     func append<Result>(
         to id: String, at offset: Int64, check: () async throws -> UploadSession,
         write: (OpenFile, UploadSession) async throws -> Result
     ) async throws -> Result {
         // Only the first chunk makes the file: a later one without it finds the bytes lost.
-        try await withLock(on: id, creating: offset == 0, check: check) { fd, session in
+        try await withLock(on: id, creating: offset == 0, waitingAtMost: Self.appendLockWait, check: check) { fd, session in
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw SpotError.fromErrno("cannot read an upload session's file") }
             guard info.st_nlink <= 1 else { throw SpotError(.conflict, "the upload is being finished; ask where it is") }
@@ -76,7 +77,7 @@ struct UploadSessionFiles: Sendable {
     ///   when it was removed meanwhile (the session ended); `check`'s errors.
     func link(_ id: String, holding received: Int64, at destination: String, check: () async throws -> UploadSession) async throws {
         // An upload of no bytes never had a chunk to make the file.
-        try await withLock(on: id, creating: received == 0, check: check) { fd, _ in
+        try await withLock(on: id, creating: received == 0, waitingAtMost: nil, check: check) { fd, _ in
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw SpotError.fromErrno("cannot read an upload session's file") }
             guard Int64(info.st_size) >= received else { throw Self.lostBytes }
@@ -120,9 +121,11 @@ struct UploadSessionFiles: Sendable {
     /// request, and the session as `check` reads it then; the lock goes with the descriptor
     /// when `body` ends.
     /// - Throws: `check`'s errors; `.internal` when the file is missing and not `creating`
-    ///   although the session is there (its bytes were lost); `.conflict` after `lockWait`.
+    ///   although the session is there (its bytes were lost); `.conflict` when the lock is
+    ///   not had within `wait` (`nil`: no limit).
     private func withLock<Result>(
-        on id: String, creating: Bool, check: () async throws -> UploadSession, _ body: (Int32, UploadSession) async throws -> Result
+        on id: String, creating: Bool, waitingAtMost wait: Duration?, check: () async throws -> UploadSession,
+        _ body: (Int32, UploadSession) async throws -> Result
     ) async throws -> Result {
         guard Self.isSessionID(id) else { throw SpotError(.badRequest, "an upload session id holds base64url characters only") }
         let fd = open(path(of: id), O_RDWR | O_CLOEXEC | (creating ? O_CREAT : 0), 0o600)
@@ -132,18 +135,18 @@ struct UploadSessionFiles: Sendable {
             throw Self.lostBytes
         }
         defer { close(fd) }
-        try await Self.lock(fd)
+        try await Self.lock(fd, waitingAtMost: wait)
         return try await body(fd, try await check())
     }
 
-    /// Takes `fd`'s lock, waiting for another request's append (without holding a thread)
-    /// for at most `lockWait`.
-    private static func lock(_ fd: Int32) async throws {
-        let deadline = ContinuousClock.now + lockWait
+    /// Takes `fd`'s lock, waiting for another request (without holding a thread) for at most
+    /// `wait`, or as long as it takes.
+    private static func lock(_ fd: Int32, waitingAtMost wait: Duration?) async throws {
+        let deadline = wait.map { ContinuousClock.now + $0 }
         var pause = Duration.milliseconds(2)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else { throw SpotError.fromErrno("cannot lock an upload session's file") }
-            guard ContinuousClock.now < deadline else {
+            if let deadline, ContinuousClock.now >= deadline {
                 throw SpotError(.conflict, "another request is still sending bytes to this upload; ask where it is, then go on from there")
             }
             try await Task.sleep(for: pause)
