@@ -39,7 +39,7 @@ enum Builtins {
                 return .bool(false)
             case .map(let fields):
                 guard case .string(let key) = lhs else { throw mismatch(op, lhs, rhs) }
-                return .bool(fields[key] != nil)
+                return .bool(fields.field(key) != nil)
             default:
                 throw mismatch(op, lhs, rhs)
             }
@@ -178,7 +178,7 @@ enum Builtins {
         case (.map(let fields), "size", 0, _, _): return .int(Int64(fields.count))
         case (.map(let fields), "keys", 0, _, _): return .list(fields.keys.sorted().map(RulesValue.string))
         case (.map(let fields), "values", 0, _, _): return .list(fields.sorted { $0.key < $1.key }.map(\.value))
-        case (.map(let fields), "get", 2, .string(let key)?, let fallback?): return fields[key] ?? fallback
+        case (.map(let fields), "get", 2, .string(let key)?, let fallback?): return fields.field(key) ?? fallback
         case (.timestamp(let nanoseconds), "toMillis", 0, _, _):
             return .int(nanoseconds / nanosecondsPerMillisecond - (nanoseconds % nanosecondsPerMillisecond < 0 ? 1 : 0))
         case (.timestamp(let nanoseconds), "year", 0, _, _), (.timestamp(let nanoseconds), "month", 0, _, _), (.timestamp(let nanoseconds), "day", 0, _, _):

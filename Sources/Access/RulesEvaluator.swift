@@ -114,7 +114,7 @@ struct RulesEvaluator {
     private func member(_ name: String, of base: RulesValue, described: String) throws(EvaluationError) -> RulesValue {
         switch base {
         case .map(let fields):
-            guard let field = fields[name] else { throw EvaluationError(message: "\(described) has no '\(name)'") }
+            guard let field = fields.field(name) else { throw EvaluationError(message: "\(described) has no '\(name)'") }
             return field
         case .null:
             throw EvaluationError(message: "\(described) is null")

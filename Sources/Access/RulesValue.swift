@@ -37,7 +37,7 @@ enum RulesValue: Sendable {
         }
     }
 
-    /// Equality as `==` sees it: `1 == 1.0`; `nil` when the types cannot be compared.
+    /// Equality as `==` sees it: `1 == 1.0`, strings by bytes; `nil` when the types cannot be compared.
     func equals(_ other: RulesValue) -> Bool? {
         switch (self, other) {
         case (.null, .null): return true
@@ -46,7 +46,9 @@ enum RulesValue: Sendable {
         case (.int(let a), .int(let b)): return a == b
         case (.float(let a), .float(let b)): return a == b
         case (.int(let a), .float(let b)), (.float(let b), .int(let a)): return Double(a) == b
-        case (.string(let a), .string(let b)): return a == b
+        // By bytes, as the catalog compares uids and names (Swift's `==` would make
+        // canonically equivalent spellings, such as KELVIN SIGN and `K`, one string).
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
         case (.timestamp(let a), .timestamp(let b)), (.duration(let a), .duration(let b)): return a == b
         case (.list(let a), .list(let b)):
             guard a.count == b.count else { return false }
@@ -58,7 +60,7 @@ enum RulesValue: Sendable {
         case (.map(let a), .map(let b)):
             guard a.count == b.count else { return false }
             for (key, x) in a {
-                guard let y = b[key] else { return false }
+                guard let y = b.field(key) else { return false }
                 guard let same = x.equals(y) else { return nil }
                 if !same { return false }
             }
@@ -111,5 +113,14 @@ extension RulesValue {
         case .map(let entries): self = .map(entries.mapValues(RulesValue.init(claim:)))
         case .null: self = .null
         }
+    }
+}
+
+extension [String: RulesValue] {
+    /// The value under `key` compared by bytes, as `RulesValue.equals` compares strings
+    /// (a dictionary's own lookup treats canonically equivalent spellings as one key).
+    func field(_ key: String) -> RulesValue? {
+        guard let index = index(forKey: key), self[index].key.utf8.elementsEqual(key.utf8) else { return nil }
+        return self[index].value
     }
 }

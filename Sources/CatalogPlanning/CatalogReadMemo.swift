@@ -17,7 +17,9 @@ package final class CatalogReadMemo: Sendable {
     private struct Answers {
         var version: Int64 = -1
         var users: [Digest: User?] = [:]
-        var usersByUID: [String: User?] = [:]
+        /// Keyed by the uid's bytes, as the catalog compares uids (a `String` key would make
+        /// canonically equivalent spellings one user).
+        var usersByUID: [[UInt8]: User?] = [:]
         var objects: [ObjectPath: ObjectReading] = [:]
     }
 
@@ -35,7 +37,7 @@ package final class CatalogReadMemo: Sendable {
 
     /// User `uid`, as `read` finds it.
     package func user(uid: String, read: () async throws -> User?) async throws -> User? {
-        try await answer(uid, in: \.usersByUID, read: read)
+        try await answer(Array(uid.utf8), in: \.usersByUID, read: read)
     }
 
     /// The object at `path` with its spot and damage marks, as `read` finds it.

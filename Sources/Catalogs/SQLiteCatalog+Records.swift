@@ -17,6 +17,7 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
     var lastSignInAt: Date? = nil
     var revokedAt: Date? = nil
     var isAdmin = false
+    var downloadTokenEpoch = 0
 }
 
 /// A row of `tokens`: the SHA-256 of a bearer token, never the token itself.
@@ -37,10 +38,11 @@ struct UserSummaryRow: Decodable, FetchableRecord {
     var lastSignInAt: Date?
     var revokedAt: Date?
     var isAdmin: Bool
+    var downloadTokenEpoch: Int
 
     func user(claims: [String: String]) -> User {
         User(uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims, provider: provider,
-             lastSignInAt: lastSignInAt, revokedAt: revokedAt, isAdmin: isAdmin)
+             lastSignInAt: lastSignInAt, revokedAt: revokedAt, isAdmin: isAdmin, downloadTokenEpoch: downloadTokenEpoch)
     }
 }
 

@@ -17,6 +17,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v8", migrate: addUploadSessionsV8)
         migrator.registerMigration("v9", migrate: addFinishedUploadsV9)
         migrator.registerMigration("v10", migrate: keepChunksOutOfBlobsV10)
+        migrator.registerMigration("v11", migrate: addDownloadTokenEpochsV11)
         return migrator
     }
 
@@ -302,5 +303,16 @@ extension SQLiteCatalog {
         try db.drop(table: "uploadChunks")
         try db.rename(table: "uploadChunksV10", to: "uploadChunks")
         try db.create(index: "uploadChunks_on_digest", on: "uploadChunks", columns: ["digest"])
+    }
+
+    /// How many times each user's download tokens were replaced (what the token made on
+    /// upload is derived from), and objects indexed by owner, to find a user's objects.
+    ///
+    /// Shipped: never change this.
+    private static func addDownloadTokenEpochsV11(_ db: Database) throws {
+        try db.alter(table: "users") { t in
+            t.add(column: "downloadTokenEpoch", .integer).notNull().defaults(to: 0)
+        }
+        try db.create(index: "objects_on_owner", on: "objects", columns: ["owner"])
     }
 }

@@ -44,6 +44,25 @@ extension SQLiteCatalog {
         }
     }
 
+    /// Replaces the download tokens of every object `uid` owns with the one `token` gives
+    /// for the user's next epoch; `nil` when there is no such user.
+    public func replaceDownloadTokens(ownedBy uid: String, with token: @escaping @Sendable (ObjectPath, Int64, Int) -> Digest) async throws -> Int? {
+        try await write { db in
+            try db.execute(sql: "UPDATE users SET downloadTokenEpoch = downloadTokenEpoch + 1 WHERE uid = ?", arguments: [uid])
+            guard let epoch = try Int.fetchOne(db, sql: "SELECT downloadTokenEpoch FROM users WHERE uid = ?", arguments: [uid]) else { return nil }
+            try db.execute(sql: "DELETE FROM downloadTokens WHERE objectId IN (SELECT id FROM objects WHERE owner = ?)", arguments: [uid])
+            let now = Date()
+            let objects = try Row.fetchCursor(db, sql: "SELECT id, bucket, name, generation FROM objects WHERE owner = ?", arguments: [uid])
+            var count = 0
+            while let row = try objects.next() {
+                let path = try ObjectPath(bucket: row["bucket"], name: row["name"])
+                try Self.insertDownloadToken(token(path, row["generation"], epoch), of: row["id"], at: now, db)
+                count += 1
+            }
+            return count
+        }
+    }
+
     /// The object at `path` if one of its live download tokens has this digest. The
     /// object's token digests are each compared in constant time; the lookup is by path,
     /// never by the secret.

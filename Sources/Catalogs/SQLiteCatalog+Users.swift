@@ -78,9 +78,13 @@ extension SQLiteCatalog {
         }
     }
 
-    /// Deletes `uid`, its tokens and claims (cascade); its objects and spots stay.
+    /// Deletes `uid`, its tokens and claims (cascade) and its upload sessions; its objects and spots stay.
     public func deleteUser(_ uid: String) async throws -> Bool {
-        try await write { db in try UserRecord.deleteOne(db, key: uid) }
+        try await write { db in
+            guard try UserRecord.deleteOne(db, key: uid) else { return false }
+            try db.execute(sql: "DELETE FROM uploadSessions WHERE owner = ?", arguments: [uid])
+            return true
+        }
     }
 
     /// Sets (or, with a `nil` value, removes) claims of `uid` and returns the user, or `nil`
@@ -134,7 +138,7 @@ extension SQLiteCatalog {
     private static func user(_ uid: String, _ db: Database) throws -> User? {
         // Cached statements and rows read by hand: this runs for every authenticated request.
         guard let summary = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT createdAt, provider, lastSignInAt, revokedAt, isAdmin,
+            SELECT createdAt, provider, lastSignInAt, revokedAt, isAdmin, downloadTokenEpoch,
                    (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid) AS tokenCount
             FROM users WHERE uid = ?
             """), arguments: [uid])
@@ -145,7 +149,7 @@ extension SQLiteCatalog {
         return User(
             uid: uid, createdAt: summary["createdAt"], tokenCount: summary["tokenCount"], claims: claims,
             provider: summary["provider"], lastSignInAt: summary["lastSignInAt"], revokedAt: summary["revokedAt"],
-            isAdmin: summary["isAdmin"])
+            isAdmin: summary["isAdmin"], downloadTokenEpoch: summary["downloadTokenEpoch"])
     }
 
     /// Inserts the token `digest` of `uid`; a digest already in use is a conflict.

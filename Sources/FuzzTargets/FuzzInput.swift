@@ -155,9 +155,9 @@ public enum FuzzInput {
         _ = ImageFormat(contentType: value)
         let signer = URLSigner(key: Array(repeating: 1, count: 32))
         if let path = try? ObjectPath(bucket: "b", name: "a.jpg") {
-            let expires = lines.count > 1 ? Int64(lines[1]) ?? 0 : 0
-            try? signer.verify(value, for: path, expires: expires)
-            try? signer.verify(signer.signature(for: path, expires: expires), for: path, expires: expires)
+            let grant = DownloadGrant(expires: lines.count > 1 ? Int64(lines[1]) ?? 0 : 0, signedBy: lines.last ?? "", signedAt: 0)
+            try? signer.verify(value, for: path, grant)
+            try? signer.verify(signer.signature(for: path, grant), for: path, grant)
         }
     }
 

@@ -8,7 +8,7 @@ import Synchronization
 /// Verifies ID tokens of the configured providers with jwt-kit: the signature with the
 /// provider's published key named by `kid` (RS256/384/512, PS256/384/512, ES256/384/512,
 /// as the key's type and declared algorithm allow), then `iss` and `aud` exactly, `exp`,
-/// `nbf` and `iat` with at most `leeway` of clock skew, and `sub` (1–128 bytes) as the uid.
+/// `nbf` and `iat` with at most `leeway` of clock skew, and `sub` as the uid when `UnicodeIdentity` accepts it.
 /// Verified tokens are kept by digest until they expire, so a repeated request does not pay
 /// for the signature again. With `acceptsUnsigned` (the Firebase emulator's tokens, for
 /// local development) tokens with `alg: none` pass without a signature.
@@ -123,9 +123,8 @@ public final class IDTokenVerifier: IdentityVerifier {
         guard issuedAt.addingTimeInterval(-leeway) <= time else {
             throw refusal("it was issued in the future (\(issuedAt.formatted(.iso8601)))")
         }
-        guard let uid = claims["sub"]?.string, (1...128).contains(uid.utf8.count),
-              uid.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control })
-        else { throw refusal("its subject (sub) must be 1 to 128 bytes without control characters") }
+        guard let uid = claims["sub"]?.string else { throw refusal("it has no subject (sub)") }
+        if let problem = UnicodeIdentity.problem(withUID: uid) { throw refusal("its subject (sub) cannot be a uid: \(problem)") }
         return VerifiedIdentity(uid: uid, provider: provider.name, issuedAt: issuedAt, expiresAt: expiry, claims: claims)
     }
 

@@ -48,6 +48,29 @@ extension PostgresCatalog {
         }
     }
 
+    /// Replaces the download tokens of every object `uid` owns with the one `token` gives
+    /// for the user's next epoch; `nil` when there is no such user.
+    public func replaceDownloadTokens(ownedBy uid: String, with token: @escaping @Sendable (ObjectPath, Int64, Int) -> Digest) async throws -> Int? {
+        try await write { connection in
+            guard let epoch = try await connection.query(
+                "UPDATE users SET download_token_epoch = download_token_epoch + 1 WHERE uid = \(uid) RETURNING download_token_epoch",
+                logger: self.logger
+            ).collect().first?.decode(Int.self, at: 0) else { return nil }
+            try await connection.query(
+                "DELETE FROM download_tokens WHERE object_id IN (SELECT id FROM objects WHERE owner = \(uid))", logger: self.logger)
+            let now = Date()
+            let objects = try await connection.query(
+                "SELECT id, bucket, name, generation FROM objects WHERE owner = \(uid)", logger: self.logger
+            ).collect()
+            for row in objects {
+                let (id, bucket, name, generation) = try row.decode((Int64, String, String, Int64).self)
+                _ = try await Self.insertDownloadToken(
+                    token(try ObjectPath(bucket: bucket, name: name), generation, epoch), of: id, at: now, connection, logger: self.logger)
+            }
+            return objects.count
+        }
+    }
+
     /// The object at `path` if one of its live download tokens has this digest. The
     /// object's token digests are each compared in constant time; the lookup is by path,
     /// never by the secret.

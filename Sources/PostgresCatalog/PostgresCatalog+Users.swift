@@ -74,10 +74,13 @@ extension PostgresCatalog {
         }
     }
 
-    /// Deletes `uid`, its tokens and claims (cascade); its objects and spots stay.
+    /// Deletes `uid`, its tokens and claims (cascade) and its upload sessions; its objects and spots stay.
     public func deleteUser(_ uid: String) async throws -> Bool {
         try await write { connection in
-            try await !connection.query("DELETE FROM users WHERE uid = \(uid) RETURNING uid", logger: self.logger).collect().isEmpty
+            guard try await !connection.query("DELETE FROM users WHERE uid = \(uid) RETURNING uid", logger: self.logger).collect().isEmpty
+            else { return false }
+            try await connection.query("DELETE FROM upload_sessions WHERE owner = \(uid)", logger: self.logger)
+            return true
         }
     }
 
@@ -133,15 +136,18 @@ extension PostgresCatalog {
     }
 
     /// The columns of `users` that `user(_:claims:)` decodes, with the token count.
-    static let userColumns = "uid, created_at, provider, last_sign_in_at, revoked_at, is_admin, (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid)"
+    static let userColumns = """
+        uid, created_at, provider, last_sign_in_at, revoked_at, is_admin, download_token_epoch,
+        (SELECT COUNT(*) FROM tokens WHERE tokens.uid = users.uid)
+        """
 
     /// A row of `userColumns`, with the claims `claims` gives for its uid.
     static func user(_ row: PostgresRow, claims: (String) -> [String: String]) throws -> User {
-        let (uid, createdAt, provider, lastSignInAt, revokedAt, isAdmin, tokenCount) =
-            try row.decode((String, Date, String?, Date?, Date?, Bool, Int).self)
+        let (uid, createdAt, provider, lastSignInAt, revokedAt, isAdmin, epoch, tokenCount) =
+            try row.decode((String, Date, String?, Date?, Date?, Bool, Int, Int).self)
         return User(
             uid: uid, createdAt: createdAt, tokenCount: tokenCount, claims: claims(uid), provider: provider,
-            lastSignInAt: lastSignInAt, revokedAt: revokedAt, isAdmin: isAdmin)
+            lastSignInAt: lastSignInAt, revokedAt: revokedAt, isAdmin: isAdmin, downloadTokenEpoch: epoch)
     }
 
     /// User `uid` with its token count and claims, or `nil`.

@@ -29,8 +29,9 @@ public protocol Catalog: Sendable {
     /// Grants or withdraws the admin role of `uid`; `nil` when there is no such user.
     func setAdmin(of uid: String, _ isAdmin: Bool) async throws -> User?
 
-    /// Deletes `uid` with its tokens and claims; its objects and spots stay. Returns `false`
-    /// when there is no such user.
+    /// Deletes `uid` with its tokens, claims and upload sessions (a user of the same uid made
+    /// later cannot finish them); its objects and spots stay. Returns `false` when there is
+    /// no such user.
     func deleteUser(_ uid: String) async throws -> Bool
 
     /// Deletes every token of `uid` and records the time, so that ID tokens issued before it
@@ -116,6 +117,12 @@ public protocol Catalog: Sendable {
 
     /// Revokes the download token `id` of the object at `path`; `false` when there is no such token.
     func revokeDownloadToken(_ id: String, of path: ObjectPath) async throws -> Bool
+
+    /// Replaces the download tokens of every object `uid` owns, in one transaction: the
+    /// user's `downloadTokenEpoch` goes up by one, and each object loses all its tokens and
+    /// gets the one whose digest `token(path, generation, epoch)` gives for the new epoch.
+    /// Returns how many objects got one; `nil` when there is no such user.
+    func replaceDownloadTokens(ownedBy uid: String, with token: @escaping @Sendable (ObjectPath, Int64, Int) -> Digest) async throws -> Int?
 
     /// The object at `path` if a live download token of it has this digest (compared in
     /// constant time), else `nil`.

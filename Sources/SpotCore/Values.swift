@@ -89,14 +89,19 @@ public struct User: Sendable, Equatable {
     public var revokedAt: Date?
     /// Whether the user may call the admin API (granted only from the command line).
     public var isAdmin: Bool
+    /// How many times the download tokens on the user's objects were replaced (`users
+    /// revoke --download-tokens`); part of what the token made on upload is derived from.
+    public var downloadTokenEpoch: Int
     /// The ID token this request signed in with, its claims and expiry; `nil` for
     /// SpotStore's own tokens and as the catalog returns users.
     public var idToken: VerifiedIdentity?
 
     public init(
         uid: String, createdAt: Date, tokenCount: Int, claims: [String: String] = [:], provider: String? = nil,
-        lastSignInAt: Date? = nil, revokedAt: Date? = nil, isAdmin: Bool = false, idToken: VerifiedIdentity? = nil
+        lastSignInAt: Date? = nil, revokedAt: Date? = nil, isAdmin: Bool = false, downloadTokenEpoch: Int = 0,
+        idToken: VerifiedIdentity? = nil
     ) {
+        self.downloadTokenEpoch = downloadTokenEpoch
         self.uid = uid
         self.createdAt = createdAt
         self.tokenCount = tokenCount

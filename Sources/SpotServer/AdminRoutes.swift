@@ -68,13 +68,25 @@ struct AdminRoutes: ServiceRoutes {
         return try json(IssuedTokenResource(uid: uid, token: token))
     }
 
-    /// `DELETE /v0/admin/users/{uid}/tokens`: 204; every token of the user (and ID tokens
-    /// issued before now) stops working on every server.
+    /// `DELETE /v0/admin/users/{uid}/tokens[?downloadTokens=replace]`: 204; every token of
+    /// the user (and ID tokens issued before now) and every link the user made stop working
+    /// on every server; with `downloadTokens=replace`, the download tokens on the user's
+    /// objects are replaced too (`StorageService.replaceDownloadTokens(of:)`).
     @Sendable func revokeTokens(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let admin = try await self.admin(request, context)
         let uid = try uid(context)
+        let replaces: Bool
+        switch request.uri.queryParameters.get("downloadTokens") {
+        case nil: replaces = false
+        case "replace": replaces = true
+        case let other?: throw SpotError(.badRequest, "downloadTokens=\(other) is not known: give downloadTokens=replace, or nothing")
+        }
         try await service.revokeTokens(of: uid)
         log(admin, "revoke tokens", uid, context)
+        if replaces {
+            let count = try await service.replaceDownloadTokens(of: uid)
+            log(admin, "replace download tokens", uid, context, ["objects": "\(count)"])
+        }
         return Response(status: .noContent)
     }
 

@@ -23,6 +23,9 @@ package struct ObjectRoutes: UploadRoutes {
     /// `POST /v0/b/{bucket}/o?name={name}`: upload the raw body, or speak Firebase's upload
     /// protocols (`X-Goog-Upload-Protocol: multipart` or `resumable`; see `FirebaseUploads`).
     @Sendable func create(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        if let method = request.headers[Self.methodOverride] {
+            throw SpotError(.badRequest, "X-HTTP-Method-Override: \(method) is not taken by POST …/o?name=, which uploads; send the method itself (DELETE …/o?name= deletes)")
+        }
         if let firebase = try await firebaseUpload(request, context) { return firebase }
         return try await upload(request, context, to: try namedPath(request, context))
     }
@@ -43,7 +46,12 @@ package struct ObjectRoutes: UploadRoutes {
     /// `POST /v0/b/{bucket}/o/{name}?alt=downloadTokens`: a new download token (owner only);
     /// with `X-HTTP-Method-Override: PATCH`, a metadata update.
     @Sendable func post(_ request: Request, context: SpotRequestContext) async throws -> Response {
-        if request.headers[Self.methodOverride]?.uppercased() == "PATCH" { return try await patch(request, context: context) }
+        if let method = request.headers[Self.methodOverride] {
+            guard method.uppercased() == "PATCH" else {
+                throw SpotError(.badRequest, "X-HTTP-Method-Override: \(method) is not supported; only PATCH is (a metadata update); send other methods as themselves")
+            }
+            return try await patch(request, context: context)
+        }
         let path = try objectPath(request, context)
         guard request.uri.queryParameters.get("alt") == "downloadTokens" else {
             throw SpotError(.badRequest, "POST to an object makes a download token: POST …/o/{name}?alt=downloadTokens; upload with PUT")
@@ -57,15 +65,19 @@ package struct ObjectRoutes: UploadRoutes {
     /// `GET` (or `HEAD`) `/v0/b/{bucket}/o/{name}`: metadata; `?alt=media` the bytes;
     /// `?alt=thumbnail&size=N[&format=webp]` a thumbnail; `?alt=signedUrl&expiresIn=S` a signed download URL
     /// and `?alt=downloadTokens` the download tokens (owner only). `?alt=media` with
-    /// `expires` and `signature`, or with a download `token`, needs no Authorization.
+    /// `expires`, `signedBy`, `signedAt` and `signature`, or with a download `token`, needs
+    /// no Authorization.
     @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let path = try objectPath(request, context)
         let parameters = request.uri.queryParameters
         if let signature = parameters.get("signature") {
-            guard parameters.get("alt") == "media", let expires = parameters.get("expires", as: Int64.self) else {
-                throw SpotError(.badRequest, "a signed URL needs alt=media, expires and signature, as it was given")
+            guard parameters.get("alt") == "media", let expires = parameters.get("expires", as: Int64.self),
+                  let signedBy = parameters.get("signedBy"), let signedAt = parameters.get("signedAt", as: Int64.self)
+            else {
+                throw SpotError(.badRequest, "a signed URL needs alt=media, expires, signedBy, signedAt and signature, as it was given (links made before SpotStore named their maker have none: ask for a new one)")
             }
-            return try await media(try await service.download(at: path, signature: signature, expires: expires), request: request)
+            let grant = DownloadGrant(expires: expires, signedBy: signedBy, signedAt: signedAt)
+            return try await media(try await service.download(at: path, signature: signature, grant: grant), at: path, request: request)
         }
         if let token = parameters.get("token") {
             guard parameters.get("alt") == "media" else {
@@ -73,7 +85,7 @@ package struct ObjectRoutes: UploadRoutes {
             }
             return try await media(try await withFailuresCounted(request, context) {
                 try await download(at: path, token: token)
-            }, request: request)
+            }, at: path, request: request)
         }
         // Read before anything the answer depends on, so a kept thumbnail is never older.
         let stamp = parameters.get("alt") == "thumbnail" ? kept?.stamp() : nil
@@ -86,14 +98,15 @@ package struct ObjectRoutes: UploadRoutes {
                 guard let seconds = Double(text) else { throw SpotError(.badRequest, "expiresIn must be a number of seconds") }
                 return seconds
             } ?? 3600
-            let (expires, signature) = try await service.signDownload(of: path, lifetime: lifetime, by: user)
-            let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request, context)))?alt=media&expires=\(expires)&signature=\(signature)"
-            return try json(SignedURLResource(url: url, expires: Date(timeIntervalSince1970: Double(expires))))
+            let (grant, signature) = try await service.signDownload(of: path, lifetime: lifetime, by: user)
+            let url = "\(ObjectResource.url(of: path, baseURL: baseURL(request, context)))?alt=media&expires=\(grant.expires)"
+                + "&signedBy=\(ObjectPath.urlSegment(grant.signedBy))&signedAt=\(grant.signedAt)&signature=\(signature)"
+            return try json(SignedURLResource(url: url, expires: Date(timeIntervalSince1970: Double(grant.expires))))
         case "downloadTokens":
             let tokens = try await service.downloadTokens(of: path, by: user)
             return try json(DownloadTokensResource(tokens: tokens.map { .init(id: $0.id, timeCreated: $0.createdAt) }))
         case "media":
-            return try await media(try await service.download(at: path, for: user), request: request)
+            return try await media(try await service.download(at: path, for: user), at: path, request: request)
         case "thumbnail":
             guard let size = request.uri.queryParameters.get("size", as: Int.self) else {
                 throw SpotError(.badRequest, "give the thumbnail size: ?alt=thumbnail&size=256 (or 1024)")
@@ -232,9 +245,10 @@ package struct ObjectRoutes: UploadRoutes {
         }
     }
 
-    /// The bytes of `object`, honouring `If-None-Match` (304), one `Range` (206, or 416 when
-    /// unsatisfiable) and `HEAD` (headers only).
-    private func media(_ object: Download, request: Request) async throws -> Response {
+    /// The bytes of the object at `path`, honouring `If-None-Match` (304), one `Range` (206,
+    /// or 416 when unsatisfiable) unless `If-Range` names other content, and `HEAD` (headers
+    /// only); sandboxed, and an attachment when its type is active (`UserContentHeaders`).
+    private func media(_ object: Download, at path: ObjectPath, request: Request) async throws -> Response {
         var headers = HTTPFields()
         headers[.eTag] = "\"\(object.digest.hex)\""
         headers[.acceptRanges] = "bytes"
@@ -243,12 +257,15 @@ package struct ObjectRoutes: UploadRoutes {
         }
         headers[.contentType] = object.contentType
         headers[.cacheControl] = object.settings.cacheControl
-        headers[.contentDisposition] = object.settings.contentDisposition
+        headers[.contentDisposition] = UserContentHeaders.disposition(
+            for: object.contentType, asked: object.settings.contentDisposition, fileName: path.fileName)
+        headers[.contentSecurityPolicy] = UserContentHeaders.contentSecurityPolicy
         headers[.contentEncoding] = object.settings.contentEncoding
         headers[.contentLanguage] = object.settings.contentLanguage
         let status: HTTPResponse.Status
         let range: Range<Int64>
-        switch ByteRange(header: request.headers[.range], size: object.size) {
+        let asked = Self.matchesIfRange(request.headers[.ifRange], etag: object.digest) ? request.headers[.range] : nil
+        switch ByteRange(header: asked, size: object.size) {
         case .whole:
             (status, range) = (.ok, 0..<object.size)
         case .part(let part):
@@ -279,6 +296,14 @@ package struct ObjectRoutes: UploadRoutes {
             try await writer.write(contentsOf: batch)
             try await writer.finish(nil)
         })
+    }
+
+    /// Whether a `Range` may be served under `If-Range` (RFC 9110 §13.1.5): with no
+    /// `If-Range`, or one naming this content's strong ETag. A date or another tag means the
+    /// client's copy may differ: it gets the whole content.
+    static func matchesIfRange(_ ifRange: String?, etag digest: Digest) -> Bool {
+        guard let ifRange else { return true }
+        return ifRange.trimmingCharacters(in: .whitespaces) == "\"\(digest.hex)\""
     }
 
     /// Whether an `If-None-Match` header names this content's ETag (or is `*`).

@@ -17,12 +17,16 @@ public struct ServerConfiguration: Sendable {
     public var addressing: ClientAddressing
     /// The kinds of the service's backends, as `/healthz` names them.
     public var backends: BackendNames
+    /// Answer only requests whose `Host` is a loopback name (see `LoopbackHostMiddleware`):
+    /// set when the server accepts what only this machine may send (`--auth-emulator`).
+    public var loopbackHostsOnly: Bool
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20,
         uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60), addressing: ClientAddressing = .init(),
-        backends: BackendNames = .init()
+        backends: BackendNames = .init(), loopbackHostsOnly: Bool = false
     ) {
+        self.loopbackHostsOnly = loopbackHostsOnly
         self.addressing = addressing
         self.backends = backends
         self.uploadDrainTimeout = uploadDrainTimeout

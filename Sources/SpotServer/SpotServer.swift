@@ -27,11 +27,15 @@ public enum SpotServer {
         var service = service
         service.observer = metrics
         let router = Router(context: SpotRequestContext.self)
+        router.add(middleware: NoSniffMiddleware())
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
         if !configuration.corsOrigins.isEmpty {
             router.add(middleware: CORSOriginsMiddleware(origins: configuration.corsOrigins))
         }
         router.add(middleware: ErrorMiddleware(metrics: metrics))
+        if configuration.loopbackHostsOnly {
+            router.add(middleware: LoopbackHostMiddleware())
+        }
         let api = ObjectRoutes(service: service, limiter: limiter, addressing: configuration.addressing, metrics: metrics, gate: gate, kept: kept)
         router.get("/healthz", use: HealthRoutes(catalog: service.catalog, blobs: service.blobs, backends: configuration.backends).get)
         router.head("/healthz") { _, _ in HTTPResponse.Status.ok }

@@ -249,12 +249,7 @@ extension StorageService {
         let terms = try Self.terms(of: session)
         // The rules decide again with the sign-in of the start: it must still stand.
         if !session.owner.isEmpty {
-            guard let owner = try await catalog.user(uid: session.owner) else {
-                throw SpotError(.forbidden, "the user who started this upload no longer exists")
-            }
-            if let revoked = owner.revokedAt, revoked >= session.createdAt {
-                throw SpotError(.forbidden, "the tokens of the user who started this upload were revoked since; sign in and start again")
-            }
+            try await requireStanding(session.owner, since: session.createdAt, as: "the user who started this upload", remedy: "sign in and start again")
         }
         let existing = try await catalog.object(at: session.path)
         let request = AccessRequest(

@@ -14,27 +14,44 @@ public struct Download: Sendable, Equatable {
 extension StorageService {
     // MARK: Signed URLs
 
-    /// The `expires` and `signature` query values of a download URL for `path`, valid for
-    /// `lifetime` seconds. Only the object's owner may sign.
-    public func signDownload(of path: ObjectPath, lifetime: TimeInterval, by user: User?, now: Date = Date()) async throws -> (expires: Int64, signature: String) {
+    /// The grant and signature of a download URL for `path`, valid for `lifetime` seconds
+    /// and while `user` stands (not revoked, not deleted). Only the object's owner may sign.
+    public func signDownload(of path: ObjectPath, lifetime: TimeInterval, by user: User?, now: Date = Date()) async throws -> (grant: DownloadGrant, signature: String) {
         let signer = try signer()
         guard lifetime > 0, lifetime <= URLSigner.maxLifetime else {
             throw SpotError(.badRequest, "a signed URL lives from 1 second to 7 days")
         }
-        _ = try await ownedObject(at: path, by: user, toShare: "sign download URLs for")
-        let expires = Int64((now.timeIntervalSince1970 + lifetime).rounded(.up))
-        return (expires, signer.signature(for: path, expires: expires))
+        let object = try await ownedObject(at: path, by: user, toShare: "sign download URLs for")
+        let grant = DownloadGrant(
+            expires: Int64((now.timeIntervalSince1970 + lifetime).rounded(.up)), signedBy: object.owner,
+            signedAt: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)))
+        return (grant, signer.signature(for: path, grant))
     }
 
-    /// The bytes a signed download URL names, after checking its signature and expiry.
-    /// - Throws: `.forbidden` when altered or expired; `.notFound` when the object is gone.
-    public func download(at path: ObjectPath, signature: String, expires: Int64) async throws -> Download {
-        try signer().verify(signature, for: path, expires: expires)
+    /// The bytes a signed download URL names, after checking its signature and expiry, and
+    /// that its maker still stands and still owns the object.
+    /// - Throws: `.forbidden` when altered, expired, or its maker was revoked or deleted
+    ///   since or no longer owns the object; `.notFound` when the object is gone.
+    public func download(at path: ObjectPath, signature: String, grant: DownloadGrant) async throws -> Download {
+        try signer().verify(signature, for: path, grant)
+        try await requireLinkMaker(grant.signedBy, madeAt: grant.signedAtDate)
         let reading = try await catalog.objectForReading(at: path)
         guard let object = reading.object else {
             throw SpotError(.notFound, "there is no object \(path)")
         }
+        guard object.owner == grant.signedBy else {
+            throw SpotError(.forbidden, "\(path) was replaced by another user since this link was made; ask its owner for a new link")
+        }
         return try await download(of: object, spot: reading.spot, for: nil, damage: reading.damage)
+    }
+
+    /// Refuses a link `uid` made at `time` unless its maker still stands (see
+    /// `requireStanding`) and is the same user (not deleted and created anew since).
+    private func requireLinkMaker(_ uid: String, madeAt time: Date) async throws {
+        let maker = try await requireStanding(uid, since: time, as: "the user who made this link", remedy: "ask for a new link")
+        guard maker.createdAt <= time else {
+            throw SpotError(.forbidden, "the user who made this link was deleted since, and \(uid) is now another user; ask for a new link")
+        }
     }
 
     private func signer() throws(SpotError) -> URLSigner {
@@ -50,7 +67,7 @@ extension StorageService {
     /// Only the object's owner may make one.
     public func addDownloadToken(to path: ObjectPath, by user: User?) async throws -> (token: String, info: DownloadToken) {
         _ = try await ownedObject(at: path, by: user, toShare: "make download tokens for")
-        let token = Tokens.generate(prefix: "sdt_")
+        let token = Tokens.generate(prefix: Tokens.requestedDownloadTokenPrefix)
         guard let info = try await catalog.addDownloadToken(Tokens.digest(of: token), to: path) else {
             throw SpotError(.notFound, "there is no object \(path)")
         }
@@ -58,17 +75,30 @@ extension StorageService {
     }
 
     /// The download token a new object at `path` gets (Firebase's `downloadTokens`, made
-    /// on upload): derived from the signing key, the path and the generation, so it can be
-    /// shown to readers while only its digest is stored; `nil` when tokens on upload are off.
-    func automaticDownloadToken(of path: ObjectPath, generation: Int64) -> String? {
+    /// on upload): derived from the signing key, the path, the generation and its owner's
+    /// `downloadTokenEpoch` (after `users revoke --download-tokens`), so it can be shown to
+    /// readers while only its digest is stored; `nil` when tokens on upload are off.
+    func automaticDownloadToken(of path: ObjectPath, generation: Int64, epoch: Int) -> String? {
         guard configuration.makesDownloadTokens, let key = configuration.signingKey else { return nil }
-        return Tokens.derived(from: key, message: "download-token\n\(path.bucket)\n\(path.name)\n\(generation)")
+        return Tokens.derived(from: key, message: Self.automaticTokenMessage(path, generation, epoch))
+    }
+
+    /// What the token made on upload is derived from (epoch 0, never replaced, as before epochs).
+    private static func automaticTokenMessage(_ path: ObjectPath, _ generation: Int64, _ epoch: Int) -> String {
+        "download-token\n\(path.bucket)\n\(path.name)\n\(generation)" + (epoch == 0 ? "" : "\n\(epoch)")
+    }
+
+    /// The token made on upload for `object`, as its owner's epoch now derives it.
+    private func automaticDownloadToken(of object: StoredObject) async throws -> String? {
+        guard configuration.makesDownloadTokens else { return nil }
+        let epoch = try await catalog.user(uid: object.owner)?.downloadTokenEpoch ?? 0
+        return automaticDownloadToken(of: object.path, generation: object.generation, epoch: epoch)
     }
 
     /// The download token a reader of `object` sees in its metadata: the one made on upload,
     /// while it is not revoked; `nil` otherwise.
     public func visibleDownloadToken(of object: StoredObject) async throws -> String? {
-        guard let token = automaticDownloadToken(of: object.path, generation: object.generation),
+        guard let token = try await automaticDownloadToken(of: object),
               let opened = try await catalog.object(at: object.path, downloadTokenDigest: Tokens.digest(of: token)),
               opened.generation == object.generation
         else { return nil }
@@ -89,14 +119,41 @@ extension StorageService {
         }
     }
 
-    /// The bytes a download token opens. A wrong, revoked or replaced token is `.forbidden`.
+    /// The bytes a download token opens. The token made on upload belongs to the object,
+    /// as in Firebase; one made on request is the owner's link and ends with them.
+    /// - Throws: `.forbidden` for a wrong, revoked or replaced token, and for one made on
+    ///   request whose maker was revoked or deleted since.
     public func download(at path: ObjectPath, downloadToken: String) async throws -> Download {
         let invalid = SpotError(.forbidden, "the download token is not valid for \(path): it was revoked, or the object was replaced or deleted")
-        guard let granted = try await catalog.object(at: path, downloadTokenDigest: Tokens.digest(of: downloadToken)) else { throw invalid }
+        let digest = Tokens.digest(of: downloadToken)
+        guard let granted = try await catalog.object(at: path, downloadTokenDigest: digest) else { throw invalid }
         // The object as read with its spot and damage marks must still be the one the token opens.
         let reading = try await catalog.objectForReading(at: path)
         guard let object = reading.object, object.digest == granted.digest else { throw invalid }
+        if downloadToken.hasPrefix(Tokens.requestedDownloadTokenPrefix) {
+            // Made on request: only the owner makes those, and a replacement revokes them.
+            let id = String(digest.hex.prefix(16))
+            guard let made = try await catalog.downloadTokens(of: path)?.first(where: { $0.id == id }) else { throw invalid }
+            try await requireLinkMaker(object.owner, madeAt: made.createdAt)
+        }
         return try await download(of: object, spot: reading.spot, for: nil, damage: reading.damage)
+    }
+
+    /// Replaces the download tokens on every object `uid` owns (for when the user's token
+    /// was stolen): those made on request are revoked, and the one made on upload, which
+    /// apps keep in their stored photo URLs, is replaced by a new one readers see.
+    /// - Returns: how many objects got a new token.
+    /// - Throws: `.notFound` when there is no such user; `.notFound` when download tokens
+    ///   are off on this server (`serve --no-download-tokens`) or it has no signing key.
+    public func replaceDownloadTokens(of uid: String) async throws -> Int {
+        guard configuration.makesDownloadTokens, let key = configuration.signingKey else {
+            throw SpotError(.notFound, "this server makes no download tokens (started with --no-download-tokens), so it cannot replace them")
+        }
+        let derive: @Sendable (ObjectPath, Int64, Int) -> Digest = { path, generation, epoch in
+            Tokens.digest(of: Tokens.derived(from: key, message: Self.automaticTokenMessage(path, generation, epoch)))
+        }
+        guard let count = try await catalog.replaceDownloadTokens(ownedBy: uid, with: derive) else { throw Self.noSuchUser(uid) }
+        return count
     }
 
     /// The object at `path` if `user` may read it and owns it.

@@ -4,9 +4,9 @@ import SpotCore
 
 extension StorageService {
     /// The spot `id` in `bucket`, if `user` may list it; only the city when it hides its position from `user`.
-    public func spot(bucket: String, id: String, for user: User?) async throws -> SpotDetails {
-        guard !id.contains("/"), (try? ObjectPath(bucket: bucket, name: id)) != nil else {
-            throw SpotError(.badRequest, "'\(id)' is not a spot id: a spot is one folder name directly under the bucket")
+    public func spot(bucket: String, id asked: String, for user: User?) async throws -> SpotDetails {
+        guard !asked.contains("/"), let id = (try? ObjectPath(bucket: bucket, name: asked))?.name else {
+            throw SpotError(.badRequest, "'\(asked)' is not a spot id: a spot is one folder name directly under the bucket")
         }
         try authorizeListing(bucket: bucket, prefix: "\(id)/", for: user)
         guard let spot = try await catalog.spotDetails(bucket: bucket, id: id) else {
@@ -23,7 +23,7 @@ extension StorageService {
         guard spot.owner == user.uid else {
             throw SpotError(.forbidden, "spot '\(id)' belongs to \(spot.owner); only its owner may change it")
         }
-        return try await catalog.updateSpot(bucket: bucket, id: id, changes: changes)
+        return try await catalog.updateSpot(bucket: bucket, id: spot.id, changes: changes)
     }
 
     /// Spots by city or near a point, if `user` may list the bucket. Spots hiding their

@@ -50,6 +50,24 @@ extension StorageService {
         return user
     }
 
+    /// Refuses what `uid` did at `time` (started an upload, made a link) unless that sign-in
+    /// still stands: the user exists and its tokens were not revoked since.
+    /// - Parameters:
+    ///   - who: the user's part, for the message ("the user who made this link").
+    ///   - remedy: what to do instead ("ask for a new link").
+    /// - Returns: the user.
+    /// - Throws: `.forbidden` naming which of these happened.
+    @discardableResult
+    func requireStanding(_ uid: String, since time: Date, as who: String, remedy: String) async throws -> User {
+        guard let user = try await catalog.user(uid: uid) else {
+            throw SpotError(.forbidden, "\(who) no longer exists; \(remedy)")
+        }
+        if let revoked = user.revokedAt, revoked >= time {
+            throw SpotError(.forbidden, "the tokens of \(who) were revoked since; \(remedy)")
+        }
+        return user
+    }
+
     /// Creates `uid` with `claims` and returns it with its first token, which is not stored anywhere.
     public func addUser(_ uid: String, claims: [String: String] = [:]) async throws -> (user: User, token: String) {
         try User.validate(uid: uid)

@@ -4,6 +4,9 @@ import SpotCore
 
 /// API tokens: random, shown once, stored only as their SHA-256.
 public enum Tokens {
+    /// What every download token made on request starts with (those made on upload are UUIDs).
+    public static let requestedDownloadTokenPrefix = "sdt_"
+
     /// A new token: `prefix` (`sst_` for API tokens, `sdt_` for download tokens) and 43
     /// base64url characters (256 random bits).
     public static func generate(prefix: String = "sst_") -> String {

@@ -24,7 +24,7 @@ struct AuthOptions: ParsableArguments {
     @Option(help: ArgumentHelp(#"A JSON file of several providers: {"providers": [{"name", "issuer", "audience", "keys"}]}."#, valueName: "file"))
     var authConfig: String?
 
-    @Flag(help: "Also accept unsigned tokens (alg none) as the Firebase Auth emulator issues them; only on a loopback --host.")
+    @Flag(help: "Also accept unsigned tokens (alg none) as the Firebase Auth emulator issues them; only on a loopback --host, and then only requests to a loopback Host name are answered.")
     var authEmulator = false
 
     /// The providers the options name; empty when none is.

@@ -22,11 +22,14 @@ struct BackendOptions: ParsableArguments {
     /// These choices, each taken from the environment when not given.
     var backends: Backends {
         let environment = ProcessInfo.processInfo.environment
-        func chosen(_ option: String?, _ variable: String) -> String? {
-            (option ?? environment[variable]).flatMap { $0.isEmpty ? nil : $0 }
-        }
+        func chosen(_ option: String?, _ variable: String) -> String? { Self.chosen(option, variable, in: environment) }
         return Backends(
             catalogURL: chosen(catalog, "SPOTSTORE_CATALOG"), blobsURL: chosen(blobs, "SPOTSTORE_BLOBS"), s3Endpoint: chosen(s3Endpoint, "SPOTSTORE_S3_ENDPOINT"), environment: environment)
+    }
+
+    /// `option` when given, else the environment's `variable`; an empty value is none.
+    static func chosen(_ option: String?, _ variable: String, in environment: [String: String]) -> String? {
+        (option ?? environment[variable]).flatMap { $0.isEmpty ? nil : $0 }
     }
 }
 

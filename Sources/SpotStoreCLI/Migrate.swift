@@ -34,8 +34,14 @@ extension SpotStoreCommand {
         var toBlobs: String?
 
         @Option(name: .customLong("s3-endpoint"), help: ArgumentHelp(
-            "The S3 server of --to-blobs, path-style addressing: http(s)://HOST[:PORT] (default AWS itself).", valueName: "url"))
+            "The S3 server of --to-blobs, path-style addressing: http(s)://HOST[:PORT] (env SPOTSTORE_S3_ENDPOINT; default AWS itself).",
+            valueName: "url"))
         var s3Endpoint: String?
+
+        /// `--s3-endpoint`, or SPOTSTORE_S3_ENDPOINT as every other store command reads it.
+        var chosenS3Endpoint: String? {
+            BackendOptions.chosen(s3Endpoint, "SPOTSTORE_S3_ENDPOINT", in: ProcessInfo.processInfo.environment)
+        }
 
         func run() async throws {
             let source = StoreLayout(root: from)
@@ -43,7 +49,7 @@ extension SpotStoreCommand {
                 throw SpotError(.notFound, "there is no store at \(from) (no catalog.sqlite); give its directory with --from DIR")
             }
             let destination = StoreLayout(
-                root: from, backends: Backends(catalogURL: toCatalog, blobsURL: toBlobs, s3Endpoint: s3Endpoint, environment: ProcessInfo.processInfo.environment))
+                root: from, backends: Backends(catalogURL: toCatalog, blobsURL: toBlobs, s3Endpoint: chosenS3Endpoint, environment: ProcessInfo.processInfo.environment))
             try await source.withService { service in
                 guard let sourceCatalog = service.catalog as? SQLiteCatalog else { throw SpotError(.internal, "the source catalog is not SQLite") }
                 let key = try await source.signingKey(in: sourceCatalog, file: nil)
@@ -103,7 +109,7 @@ extension SpotStoreCommand {
             guard !differ else {
                 throw SpotError(.internal, "the counts differ; run the migration again, and if they still differ, keep using the old store and report it")
             }
-            let blobsOption = toBlobs.map { " --blobs \($0)" + (s3Endpoint.map { " --s3-endpoint \($0)" } ?? "") } ?? " --store \(from)"
+            let blobsOption = toBlobs.map { " --blobs \($0)" + (chosenS3Endpoint.map { " --s3-endpoint \($0)" } ?? "") } ?? " --store \(from)"
             print("migrated \(start == .resumed ? "(resumed) " : "")to \(toCatalog.redactingPassword)\(toBlobs.map { " and \($0)" } ?? ""): serve with --catalog URL\(blobsOption)")
         }
 

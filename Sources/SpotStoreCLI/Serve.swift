@@ -98,7 +98,8 @@ extension SpotStoreCommand {
             let configuration = ServerConfiguration(
                 host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
                 uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout),
-                addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)), backends: layout.backendNames)
+                addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)), backends: layout.backendNames,
+                loopbackHostsOnly: authOptions.authEmulator)
             // The backends' metrics (swift-metrics) land in the registry /metrics renders.
             let metrics = Metrics()
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))

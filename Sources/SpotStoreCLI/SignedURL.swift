@@ -8,7 +8,7 @@ extension SpotStoreCommand {
         static let configuration = CommandConfiguration(
             commandName: "url",
             abstract: "Print an expiring download URL for one of your objects; whoever has it may download it without a token.",
-            discussion: "The URL is signed by the server (HMAC-SHA256 with its secret key) over the object and the expiry; it stops working when it expires or if any part is altered. Only the object's owner may ask for one.")
+            discussion: "The URL is signed by the server (HMAC-SHA256 with its secret key) over the object, the expiry and who made it when; it stops working when it expires, if any part is altered, or when its maker is revoked or deleted. Only the object's owner may ask for one.")
 
         @OptionGroup var target: ObjectOptions
 

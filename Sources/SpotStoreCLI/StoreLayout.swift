@@ -39,10 +39,11 @@ struct StoreLayout {
     /// Runs `body` with the service on this store, opened (created when new) with this
     /// process's own temp directory (emptied), and closes the backends' connections after.
     /// `serving` adds what only the server needs: the bundled geocoder and the URL-signing
-    /// key every instance shares. Admin commands never consult `policy`; it defaults to the
-    /// default rules. `signingKeyFile` replaces the catalog's key (give every instance the same file).
+    /// key every instance shares (`signing` adds the key alone). Admin commands never consult
+    /// `policy`; it defaults to the default rules. `signingKeyFile` replaces the catalog's key
+    /// (give every instance the same file).
     func withService<Result>(
-        serving: Bool = false, policy: (any AccessPolicy)? = nil, signingKeyFile: String? = nil,
+        serving: Bool = false, signing: Bool = false, policy: (any AccessPolicy)? = nil, signingKeyFile: String? = nil,
         configure: (inout ServiceConfiguration) -> Void = { _ in },
         _ body: (StorageService) async throws -> Result
     ) async throws -> Result {
@@ -59,7 +60,7 @@ struct StoreLayout {
         let closeBackends = { await closeBlobs(); await closeCatalog() }
         do {
             var configuration = ServiceConfiguration(
-                temporaryDirectory: temporary, signingKey: serving ? try await signingKey(in: catalog, file: signingKeyFile) : nil,
+                temporaryDirectory: temporary, signingKey: serving || signing ? try await signingKey(in: catalog, file: signingKeyFile) : nil,
                 quarantineDirectory: quarantinePath, uploadSessionDirectory: backends.blobsURL == nil ? uploadsPath : nil)
             configure(&configuration)
             let service = try StorageService(

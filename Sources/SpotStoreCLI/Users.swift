@@ -108,16 +108,35 @@ extension SpotStoreCommand.Users {
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke every token of a user at once; the user's objects stay.",
-            discussion: "The user's SpotStore tokens are deleted, and ID tokens (Firebase Auth, OpenID Connect) issued before now are refused on every server; the user signs in again for a new one.")
+            discussion: """
+                The user's SpotStore tokens are deleted, and ID tokens (Firebase Auth, OpenID Connect) issued before now \
+                are refused on every server; the user signs in again for a new one. The links the user made end too: \
+                signed URLs and download tokens made on request. The download token each upload made (what \
+                getDownloadURL() returns, kept in apps' stored photo URLs) belongs to the object, as in Firebase, and \
+                keeps working; when the user's token was stolen, --download-tokens replaces those as well.
+                """)
 
         @OptionGroup var storeOptions: StoreOptions
 
         @Argument(help: "The user's id.")
         var uid: String
 
+        @Flag(help: "Also replace the download tokens on the user's objects: the ones made on upload get new values (readers see them; URLs with the old ones stop working), and every other is revoked.")
+        var downloadTokens = false
+
+        @Option(help: ArgumentHelp("With --download-tokens, on a server started with --signing-key: that key file.", valueName: "file"))
+        var signingKey: String?
+
+        func validate() throws {
+            if signingKey != nil, !downloadTokens { throw ValidationError("--signing-key is needed only with --download-tokens") }
+        }
+
         func run() async throws {
-            try await storeOptions.layout.withService { try await $0.revokeTokens(of: uid) }
-            print("revoked every token of \(uid)")
+            let replaced = try await storeOptions.layout.withService(signing: downloadTokens, signingKeyFile: signingKey) { service in
+                try await service.revokeTokens(of: uid)
+                return downloadTokens ? try await service.replaceDownloadTokens(of: uid) : nil
+            }
+            print("revoked every token of \(uid) and the links \(uid) made" + (replaced.map { "; replaced the download tokens of \($0) objects" } ?? ""))
         }
     }
 
@@ -142,7 +161,8 @@ extension SpotStoreCommand.Users {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete a user with its tokens and claims; its objects and spots stay (`spotstore stats` counts them).")
+            abstract: "Delete a user with its tokens and claims; its objects and spots stay (`spotstore stats` counts them).",
+            discussion: "The links the user made end with it (signed URLs, download tokens made on request), and so do its unfinished uploads; the download token each upload made belongs to the object and keeps working.")
 
         @OptionGroup var storeOptions: StoreOptions
 

@@ -36,7 +36,10 @@ import Testing
     }
 
     @Test(arguments: [
-        "1 + 1 == 3", "'a' > 'b'", "2 in [1]", "'z' in {'k': 1}", "'photo.png'.matches('photo')", "1 is string",
+        "1 + 1 == 3", "'a' > 'b'", "2 in [1]", "'z' in {'k': 1}",
+        // Strings compare by bytes, as the catalog compares uids: KELVIN SIGN is not K, nor e + U+0301 é.
+        "'\u{212A}ate' == 'Kate'", "'jose\u{301}' == 'jos\u{E9}'", "'\u{212A}' in {'K': 1}", "'K' in ['\u{212A}']",
+        "{'\u{212A}': 1} == {'K': 1}", "{'K': 1}.get('\u{212A}', 0) == 1", "'photo.png'.matches('photo')", "1 is string",
         "request.time < timestamp.date(2020, 1, 1)", "null == 0",
     ])
     func falseExpressions(_ condition: String) throws {

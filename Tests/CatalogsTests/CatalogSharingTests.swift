@@ -53,6 +53,37 @@ import Testing
         }
     }
 
+    /// Replacing a user's download tokens revokes every token of their objects, gives each
+    /// the one derived for the user's next epoch, and leaves other users' objects alone.
+    @Test(arguments: CatalogBackend.allCases)
+    func replacingAUsersDownloadTokensTouchesOnlyTheirObjects(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            _ = try await catalog.addUser("alice", tokenDigest: digest(90))
+            let mine = try await catalog.commit(upload("eiffel/1.jpg"), admission: SpotAdmission(maxObjects: 4))
+            let alsoMine = try await catalog.commit(upload("louvre/10.jpg", seed: 2), admission: SpotAdmission(maxObjects: 4))
+            let theirs = try await catalog.commit(upload("rome/1.jpg", by: "bob", seed: 3), admission: SpotAdmission(maxObjects: 4))
+            for (object, seed) in [(mine, 100), (alsoMine, 101), (theirs, 102)] {
+                _ = try await catalog.addDownloadToken(digest(seed), to: object.path)
+            }
+            let derive: @Sendable (ObjectPath, Int64, Int) -> Digest = { path, generation, epoch in
+                digest(path.name.utf8.count * 10 + epoch * 1000)
+            }
+            #expect(try await catalog.user(uid: "alice")?.downloadTokenEpoch == 0)
+            #expect(try await catalog.replaceDownloadTokens(ownedBy: "alice", with: derive) == 2)
+            #expect(try await catalog.user(uid: "alice")?.downloadTokenEpoch == 1)
+            for object in [mine, alsoMine] {
+                let new = derive(object.path, object.generation, 1)
+                #expect(try await catalog.downloadTokens(of: object.path)?.map(\.id) == [String(new.hex.prefix(16))])
+                #expect(try await catalog.object(at: object.path, downloadTokenDigest: new) == object)
+            }
+            #expect(try await catalog.object(at: mine.path, downloadTokenDigest: digest(100)) == nil)
+            #expect(try await catalog.object(at: theirs.path, downloadTokenDigest: digest(102)) == theirs)
+            #expect(try await catalog.replaceDownloadTokens(ownedBy: "alice", with: derive) == 2)
+            #expect(try await catalog.user(uid: "alice")?.downloadTokenEpoch == 2)
+            #expect(try await catalog.replaceDownloadTokens(ownedBy: "nobody", with: derive) == nil)
+        }
+    }
+
     @Test(arguments: CatalogBackend.allCases)
     func aHiddenSpotKeepsItsCityButLeavesNearSearches(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in

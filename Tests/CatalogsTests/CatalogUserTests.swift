@@ -160,7 +160,14 @@ import Testing
             #expect(try await catalog.setAdmin(of: "nobody", true) == nil)
 
             _ = try await catalog.commit(upload("dora/1.jpg", by: "dora", seed: 9), admission: SpotAdmission())
+            for (id, owner) in [("s-dora", "dora"), ("s-ann", "ann")] {
+                try await catalog.startUpload(UploadSession(
+                    id: id, path: path("\(owner)/2.jpg"), owner: owner, declaredSize: nil, admission: SpotAdmission(), terms: "{}",
+                    createdAt: Date(), expiresAt: Date().addingTimeInterval(3600)), now: Date())
+            }
             #expect(try await catalog.deleteUser("dora"))
+            #expect(try await catalog.uploadSession("s-dora") == nil, "a user of the same uid made later cannot finish it")
+            #expect(try await catalog.uploadSession("s-ann") != nil)
             #expect(try await !catalog.deleteUser("dora"))
             #expect(try await catalog.user(tokenDigest: digest(1)) == nil, "its tokens went with it")
             #expect(try await catalog.object(at: path("dora/1.jpg"))?.owner == "dora", "its objects stay")

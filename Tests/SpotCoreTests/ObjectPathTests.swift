@@ -39,6 +39,27 @@ import SpotCore
         #expect(Array(decomposed.name.utf8) == Array("S\u{00E3}o/1.jpg".utf8))
     }
 
+    /// Names that look alike are one name or refused: zero-width characters, bidirectional
+    /// overrides and the combining grapheme joiner would make a second spot that looks the same.
+    @Test(arguments: [
+        "ei\u{200B}ffel/1.jpg", "ei\u{200D}ffel/1.jpg", "\u{202E}gpj.1/eiffel", "eiffel\u{2066}/1.jpg",
+        "eif\u{34F}fel/1.jpg", "\u{FEFF}eiffel/1.jpg", "eiffel\u{AD}/1.jpg", "eiffel\u{E0041}/1.jpg", "eiffel/1\u{200E}.jpg", "hearts/\u{2764}\u{200D}.jpg",
+    ])
+    func refusesInvisibleCharacters(_ name: String) {
+        #expect(throws: SpotError.self) { try ObjectPath(bucket: "spots", name: name) }
+    }
+
+    @Test func keepsEmojiSequences() throws {
+        for name in ["family/\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}.jpg", "hearts/\u{2764}\u{FE0F}.jpg", "flags/\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}.jpg"] {
+            #expect(try ObjectPath(bucket: "spots", name: name).name == name)
+        }
+    }
+
+    @Test func lookAlikeSpotIDsAreOneSpot() throws {
+        #expect(try ObjectPath(bucket: "spots", name: "jose\u{301}/1.jpg").topFolder == "jos\u{E9}")
+        #expect(try ObjectPath(bucket: "spots", name: "\u{212A}ate/1.jpg").topFolder.map { Array($0.utf8) } == Array("Kate".utf8))
+    }
+
     @Test func encodesNamesAsOneURLSegment() {
         #expect(ObjectPath.urlSegment("eiffel/1 é.jpg") == "eiffel%2F1%20%C3%A9.jpg")
         #expect(ObjectPath.urlSegment("a-b_c.~") == "a-b_c.~")

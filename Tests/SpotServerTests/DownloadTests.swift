@@ -60,6 +60,15 @@ extension HTTPTests {
             #expect(response.status == .ok, "multiple ranges are ignored")
             #expect(Array(buffer: response.body) == bytes)
 
+            // If-Range: the range only while the client's copy is this content.
+            response = try await get([.range: "bytes=10-19", .ifRange: etag])
+            #expect(response.status == .partialContent)
+            for other in ["\"0000\"", "W/\(etag)", "Wed, 21 Oct 2015 07:28:00 GMT"] {
+                response = try await get([.range: "bytes=10-19", .ifRange: other])
+                #expect(response.status == .ok, "If-Range: \(other)")
+                #expect(Array(buffer: response.body) == bytes)
+            }
+
             response = try await get([.ifNoneMatch: etag])
             #expect(response.status == .notModified)
             #expect(response.body.readableBytes == 0)
@@ -78,6 +87,60 @@ extension HTTPTests {
                 conditional[.ifNoneMatch] = thumb.headers[.eTag]
                 try await client.execute(uri: "/v0/b/spots/o/r%2F1.jpg?alt=thumbnail&size=256", method: .get, headers: conditional) { again in
                     #expect(again.status == .notModified)
+                }
+            }
+        }
+    }
+
+    /// Uploaded HTML or SVG never runs on the service's origin: every object answer carries
+    /// nosniff and a sandbox policy, and active types are attachments whatever the uploader
+    /// asked, for the owner and for anyone holding a download token alike.
+    @Test func activeContentIsAnAttachmentInASandbox() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("mallory")
+        let page = ByteBuffer(string: "<html><script>alert(document.cookie)</script></html>")
+        let svg = ByteBuffer(string: #"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#)
+        try await app(store).test(.router) { client in
+            func upload(_ name: String, _ type: String, _ body: ByteBuffer) async throws -> String? {
+                var headers = auth(token)
+                headers[.contentType] = type
+                return try await client.execute(uri: "/v0/b/users/o/mallory%2F\(name)", method: .put, headers: headers, body: body) { response in
+                    #expect(response.status == .ok)
+                    return (try json(response)["downloadTokens"] as? String)
+                }
+            }
+            let pageToken = try await upload("x.html", "text/html; charset=utf-8", page)
+            _ = try await upload("x.svg", "IMAGE/SVG+XML", svg)
+            _ = try await upload("inline.html", "text/html", page)
+            _ = try await upload("note.txt", "text/plain", ByteBuffer(string: "hello"))
+            for name in ["inline.html", "note.txt"] {
+                var headers = auth(token)
+                headers[.contentType] = "application/json"
+                let patched = try await client.execute(
+                    uri: "/v0/b/users/o/mallory%2F\(name)", method: .patch, headers: headers, body: ByteBuffer(string: #"{"contentDisposition": "inline"}"#))
+                #expect(patched.status == .ok)
+            }
+            for (name, disposition) in [
+                ("x.html", "attachment; filename*=UTF-8''x.html"), ("x.svg", "attachment; filename*=UTF-8''x.svg"),
+                ("inline.html", "attachment; filename*=UTF-8''inline.html"), ("note.txt", "inline"),
+            ] {
+                try await client.execute(uri: "/v0/b/users/o/mallory%2F\(name)?alt=media", method: .get, headers: auth(token)) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.xContentTypeOptions] == "nosniff")
+                    #expect(response.headers[.contentSecurityPolicy]?.hasPrefix("sandbox;") == true)
+                    #expect(response.headers[.contentDisposition] == disposition, "\(name)")
+                }
+            }
+            let opened = try #require(pageToken)
+            try await client.execute(uri: "/v0/b/users/o/mallory%2Fx.html?alt=media&token=\(opened)", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentDisposition]?.hasPrefix("attachment") == true)
+                #expect(response.headers[.contentSecurityPolicy]?.hasPrefix("sandbox;") == true)
+            }
+            // Every answer, metadata, refusals and unknown routes included.
+            for uri in ["/v0/b/users/o/mallory%2Fx.html", "/v0/b/users/o/nobody%2Fx", "/nowhere"] {
+                try await client.execute(uri: uri, method: .get, headers: auth(token)) { response in
+                    #expect(response.headers[.xContentTypeOptions] == "nosniff", "\(uri)")
                 }
             }
         }

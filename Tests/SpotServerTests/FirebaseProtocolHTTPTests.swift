@@ -282,6 +282,25 @@ extension HTTPTests {
         }
     }
 
+    /// A user deleted and created again under the same uid is another person: the uploads
+    /// the first one started end with it.
+    @Test func anUploadOfADeletedUserCannotBeFinishedByItsSuccessor() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        let bytes = try fixture("photos/rocket.jpg")
+        try await app(store).test(.router) { client in
+            let url = try await startResumable(client, token: token, name: "gone/rocket.jpg", size: bytes.count)
+            try await store.service.deleteUser("alice")
+            _ = try await store.user("alice")
+            let finalize: HTTPFields = [
+                HTTPField.Name("X-Goog-Upload-Command")!: "upload, finalize", HTTPField.Name("X-Goog-Upload-Offset")!: "0",
+            ]
+            let response = try await client.execute(uri: url, method: .post, headers: finalize, body: ByteBuffer(bytes: bytes))
+            #expect(response.status == .notFound)
+            #expect(try await store.service.catalog.object(at: try ObjectPath(bucket: "spots", name: "gone/rocket.jpg")) == nil)
+        }
+    }
+
     @Test func metadataUpdatesBumpTheMetagenerationAndKeepTheToken() async throws {
         let store = try TestStore()
         let (_, token) = try await store.user("alice")
@@ -311,6 +330,15 @@ extension HTTPTests {
             #expect(second["metageneration"] as? String == "3")
             #expect(second["metadata"] as? [String: String] == ["b": "2"])
             #expect(second["cacheControl"] == nil)
+            // Any other override is refused, and never becomes an upload of the empty body.
+            for (uri, method) in [("/v0/b/spots/o?name=lake%2Fa.jpg", "DELETE"), ("/v0/b/spots/o/lake%2Fa.jpg", "DELETE"), ("/v0/b/spots/o/lake%2Fa.jpg", "PUT")] {
+                override[HTTPField.Name("X-HTTP-Method-Override")!] = method
+                let response = try await client.execute(uri: uri, method: .post, headers: override)
+                #expect(response.status == .badRequest, "\(method) over POST \(uri)")
+                #expect(try errorMessage(response).contains("X-HTTP-Method-Override: \(method)"))
+            }
+            let kept = try await client.execute(uri: "/v0/b/spots/o/lake%2Fa.jpg?alt=media", method: .get, headers: auth(token))
+            #expect(Array(buffer: kept.body) == (try fixture("photos/rocket.jpg")))
             let huge = String(repeating: "x", count: 9000)
             try await client.execute(uri: "/v0/b/spots/o/lake%2Fa.jpg", method: .patch, headers: patch, body: ByteBuffer(string: #"{"metadata": {"k": "\#(huge)"}}"#)) { response in
                 #expect(response.status == .badRequest)

@@ -8,6 +8,65 @@ import TestSupport
 
 /// Download tokens, and what readers see when an owner hides a spot's position.
 extension HTTPTests {
+    /// A link is never stronger than the person who made it: revoking or deleting a user
+    /// ends the signed URLs and download tokens they made on request; the token made on
+    /// upload belongs to the object and stays, unless the revocation replaces it.
+    @Test func linksEndWithTheUserWhoMadeThem() async throws {
+        let store = try TestStore()
+        let (_, alice) = try await store.user("alice")
+        try await app(store).test(.router) { client in
+            let object = "/v0/b/spots/o/rio%2F1.jpg"
+            let put = try await client.execute(uri: object, method: .put, headers: auth(alice), body: ByteBuffer(bytes: try fixture("photos/rocket.jpg")))
+            #expect(put.status == .ok)
+            let uploaded = try #require(try json(put)["downloadTokens"] as? String)
+            func relative(_ url: String) throws -> String { String(url[try #require(url.range(of: "/v0/b/")).lowerBound...]) }
+            func signedURL(_ token: String) async throws -> String {
+                let response = try await client.execute(uri: "\(object)?alt=signedUrl", method: .get, headers: auth(token))
+                #expect(response.status == .ok)
+                return try relative(try #require(try json(response)["url"] as? String))
+            }
+            func madeToken(_ token: String) async throws -> String {
+                let response = try await client.execute(uri: "\(object)?alt=downloadTokens", method: .post, headers: auth(token))
+                return try relative(try #require(try json(response)["url"] as? String))
+            }
+            func refusal(_ uri: String) async throws -> String? {
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .forbidden, "\(uri)")
+                return try errorMessage(response)
+            }
+            let onUpload = "\(object)?alt=media&token=\(uploaded)"
+            let (signed, made) = (try await signedURL(alice), try await madeToken(alice))
+            for uri in [signed, made, onUpload] { #expect(try await status(client, .get, uri) == .ok, "\(uri)") }
+            // A forged maker breaks the signature.
+            #expect(try await status(client, .get, signed.replacingOccurrences(of: "signedBy=alice", with: "signedBy=bob")) == .forbidden)
+
+            try await store.service.revokeTokens(of: "alice")
+            for uri in [signed, made] { #expect(try await refusal(uri)?.contains("revoked since") == true) }
+            #expect(try await status(client, .get, onUpload) == .ok, "the token made on upload belongs to the object")
+
+            // Signed in again, the user's new links work; replacing the download tokens ends the upload's.
+            let again = try await store.service.issueToken(for: "alice")
+            let (signedAgain, madeAgain) = (try await signedURL(again), try await madeToken(again))
+            for uri in [signedAgain, madeAgain] { #expect(try await status(client, .get, uri) == .ok, "\(uri)") }
+            #expect(try await store.service.replaceDownloadTokens(of: "alice") == 1)
+            #expect(try await status(client, .get, onUpload) == .forbidden)
+            #expect(try await status(client, .get, madeAgain) == .forbidden)
+            let metadata = try await client.execute(uri: object, method: .get, headers: auth(again))
+            let replaced = try #require(try json(metadata)["downloadTokens"] as? String)
+            #expect(replaced != uploaded)
+            #expect(try await status(client, .get, "\(object)?alt=media&token=\(replaced)") == .ok)
+
+            // Deleted: what the user made ends; the object's token stays.
+            let lastMade = try await madeToken(again)
+            try await store.service.deleteUser("alice")
+            for uri in [signedAgain, lastMade] { #expect(try await refusal(uri)?.contains("no longer exists") == true) }
+            #expect(try await status(client, .get, "\(object)?alt=media&token=\(replaced)") == .ok)
+            // Created again under the same uid: still not the maker of the old links.
+            _ = try await store.user("alice")
+            #expect(try await refusal(signedAgain)?.contains("deleted since") == true)
+        }
+    }
+
     @Test func downloadTokensWorkUntilRevokedAndNeverOutliveTheirObject() async throws {
         let store = try TestStore()
         let (_, alice) = try await store.user("alice")

@@ -41,7 +41,13 @@ extension HTTPTests {
             let signature = String(signed[try #require(signed.range(of: "signature=")).upperBound...])
             let flipped = (signature.first == "0" ? "1" : "0") + signature.dropFirst()
             let expires = try #require(signed.split(separator: "&").first { $0.hasPrefix("expires=") }).dropFirst("expires=".count)
+            let signedAt = try #require(signed.split(separator: "&").first { $0.hasPrefix("signedAt=") })
+            // A link made before links named their maker: refused with what to do.
+            let unnamed = try await client.execute(uri: signed.replacingOccurrences(of: "&\(signedAt)", with: ""), method: .get)
+            #expect(unnamed.status == .badRequest)
+            #expect(try errorMessage(unnamed).contains("ask for a new one"))
             for altered in [
+                signed.replacingOccurrences(of: signedAt, with: "signedAt=\(Int64(signedAt.dropFirst("signedAt=".count))! + 5000)"),
                 signed.replacingOccurrences(of: "a%2F1.jpg", with: "a%2F2.jpg"),
                 signed.replacingOccurrences(of: "expires=\(expires)", with: "expires=\(Int64(expires)! + 1)"),
                 signed.replacingOccurrences(of: signature, with: flipped),
@@ -57,7 +63,9 @@ extension HTTPTests {
             // A URL signed with the server's key that expired a second ago.
             let path = try ObjectPath(bucket: "spots", name: "a/1.jpg")
             let past = Int64(Date().timeIntervalSince1970) - 1
-            let expired = "/v0/b/spots/o/a%2F1.jpg?alt=media&expires=\(past)&signature=\(URLSigner(key: store.signingKey).signature(for: path, expires: past))"
+            let grant = DownloadGrant(expires: past, signedBy: "alice", signedAt: (past - 60) * 1000)
+            let expired = "/v0/b/spots/o/a%2F1.jpg?alt=media&expires=\(past)&signedBy=alice&signedAt=\(grant.signedAt)"
+                + "&signature=\(URLSigner(key: store.signingKey).signature(for: path, grant))"
             try await client.execute(uri: expired, method: .get) { response in
                 #expect(response.status == .forbidden)
                 let message = try errorMessage(response)

@@ -190,6 +190,15 @@ import TestSupport
         defer { server.terminate(); server.waitUntilExit() }
         let stored = try await RulesCommandTests.http("\(url)/v0/b/users/o/emu-user%2Fnotes.txt", method: "PUT", token: token)
         #expect(stored.status == 200, "\(String(decoding: stored.body, as: UTF8.self))")
+        // A page of another name pointed at 127.0.0.1 (DNS rebinding) is refused; loopback names are not.
+        let port = try #require(URL(string: url)?.port)
+        for (host, status) in [("rebind.attacker.example", 403), ("127.0.0.1.attacker.example:\(port)", 403), ("localhost:\(port)", 200), ("[::1]:\(port)", 200)] {
+            let connection = try RawHTTPConnection(port: port)
+            defer { connection.close() }
+            try await connection.send("GET /v0/b/users/o/emu-user%2Fnotes.txt?alt=media HTTP/1.1\r\nHost: \(host)\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+            let (head, _) = try await connection.receiveResponse()
+            #expect(head.status == status, "Host: \(host)")
+        }
     }
 
     @Test func thumbnailCommandWritesFiles() throws {

@@ -1,0 +1,48 @@
+import Foundation
+import Hummingbird
+import SpotCore
+
+/// The headers that keep user content from running on the service's origin: an object
+/// served with a type a browser would execute or render as a document (HTML, SVG, XML,
+/// JavaScript, PDF, anything not known to be passive) is an attachment, and every object
+/// answer is sandboxed (`Content-Security-Policy: sandbox`: no script, an opaque origin,
+/// nothing loaded from elsewhere).
+enum UserContentHeaders {
+    /// The policy of every object answer: harmless for an image or video shown as it is,
+    /// and for a document it forbids scripts, forms, plugins and loads from other places.
+    static let contentSecurityPolicy = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'"
+
+    /// Types a browser shows without running anything (with `nosniff`, it never guesses another).
+    static func isPassive(_ contentType: String) -> Bool {
+        let type = mediaType(of: contentType)
+        if type.hasPrefix("video/") || type.hasPrefix("audio/") { return true }
+        return [
+            "image/jpeg", "image/png", "image/gif", "image/webp", "image/avif", "image/heic", "image/heif", "image/bmp",
+            "image/tiff", "text/plain", "application/octet-stream", "application/json",
+        ].contains(type)
+    }
+
+    /// `Content-Disposition` for an object at `path` of `contentType` whose uploader asked
+    /// for `asked`: what they asked, unless the type is active and they did not ask for an
+    /// attachment; then an attachment under the object's file name.
+    static func disposition(for contentType: String, asked: String?, fileName: String) -> String? {
+        if isPassive(contentType) { return asked }
+        if let asked, asked.lowercased().trimmingCharacters(in: .whitespaces).hasPrefix("attachment") { return asked }
+        return "attachment; filename*=UTF-8''\(ObjectPath.urlSegment(fileName))"
+    }
+
+    /// `text/HTML; charset=utf-8` as `text/html`.
+    private static func mediaType(of contentType: String) -> String {
+        String(contentType.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
+    }
+}
+
+/// `X-Content-Type-Options: nosniff` on every answer, errors included, so no browser reads
+/// an object (or anything else) as a type other than the one it is served with.
+struct NoSniffMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.xContentTypeOptions] = "nosniff"
+        return response
+    }
+}
