@@ -54,8 +54,9 @@ extension OperationsTests {
             let token = try #require(carol["token"] as? String)
             #expect((carol["user"] as? [String: Any])?["claims"] as? [String: String] == ["team": "blue"])
             let photo = ByteBuffer(bytes: try fixture("photos/coffee.jpg"))
-            try await client.execute(uri: "/v0/b/users/o/carol%2Fa.jpg", method: .put, headers: auth(token), body: photo) { response in
+            let uploadToken = try await client.execute(uri: "/v0/b/users/o/carol%2Fa.jpg", method: .put, headers: auth(token), body: photo) { response in
                 #expect(response.status == .ok)
+                return try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])["downloadTokens"] as? String
             }
             #expect(try await call(.post, "/v0/admin/users", #"{"uid": "carol"}"#).0 == .conflict)
             #expect(try await call(.post, "/v0/admin/users", #"{"uid": "no spaces"}"#).0 == .badRequest)
@@ -71,7 +72,12 @@ extension OperationsTests {
             #expect(issued == .ok)
             let secondToken = try #require(second["token"] as? String)
             #expect(try await call(.get, "/v0/admin/users/carol").1["tokenCount"] as? Int == 2)
+            #expect(try await call(.delete, "/v0/admin/users/carol/tokens?downloadTokens=all").0 == .badRequest)
             #expect(try await call(.delete, "/v0/admin/users/carol/tokens").0 == .noContent)
+            let media = "/v0/b/users/o/carol%2Fa.jpg?alt=media&token=\(try #require(uploadToken))"
+            #expect(try await client.execute(uri: media, method: .get).status == .ok, "the upload's token belongs to the object")
+            #expect(try await call(.delete, "/v0/admin/users/carol/tokens?downloadTokens=replace").0 == .noContent)
+            #expect(try await client.execute(uri: media, method: .get).status == .forbidden, "replaced")
             for revoked in [token, secondToken] {
                 try await client.execute(uri: "/v0/b/users/o/carol%2Fa.jpg", method: .get, headers: auth(revoked)) { response in
                     #expect(response.status == .unauthorized)
@@ -101,8 +107,8 @@ extension OperationsTests {
         let actions = records.all.filter { $0.message == "admin action" }
         #expect(actions.allSatisfy { $0.metadata["by"] == "ops" })
         #expect(actions.map { "\($0.metadata["action"] ?? "") \($0.metadata["uid"] ?? "")" } == [
-            "create user carol", "update claims carol", "issue token carol", "revoke tokens carol",
-            "create user dora", "create user emil", "create user fay", "delete user carol",
+            "create user carol", "update claims carol", "issue token carol", "revoke tokens carol", "revoke tokens carol",
+            "replace download tokens carol", "create user dora", "create user emil", "create user fay", "delete user carol",
         ])
     }
 }

@@ -142,8 +142,20 @@ import TestSupport
         #expect(wrongToken.status != 0)
         #expect(wrongToken.stderr.contains("401"))
 
-        #expect(try Self.run(["users", "revoke", "alice", "--store", store]).status == 0)
+        let metadata = try await RulesCommandTests.http("\(url)/v0/b/spots/o/eiffel%2Fparis.jpg", method: "GET", token: try #require(environment["SPOTSTORE_TOKEN"]))
+        let fields = try #require(try JSONSerialization.jsonObject(with: metadata.body) as? [String: Any])
+        let uploadToken = try #require(fields["downloadTokens"] as? String)
+        let tokenURL = try #require(URL(string: "\(url)/v0/b/spots/o/eiffel%2Fparis.jpg?alt=media&token=\(uploadToken)"))
+        let refused = try Self.run(["users", "revoke", "alice", "--store", store, "--signing-key", "/nonexistent"])
+        #expect(refused.status != 0 && refused.stderr.contains("only with --download-tokens"), "\(refused.stderr)")
+        let revoked = try Self.run(["users", "revoke", "alice", "--store", store])
+        #expect(revoked.status == 0 && revoked.stdout.contains("and the links alice made"), "\(revoked.stderr)")
         #expect(try Self.run(["ls", "spots"], environment: environment).status != 0, "a revoked token stops working at once")
+        #expect((try await URLSession.shared.data(from: signedURL).1 as? HTTPURLResponse)?.statusCode == 403, "a link ends with its maker")
+        #expect((try await URLSession.shared.data(from: tokenURL).1 as? HTTPURLResponse)?.statusCode == 200, "the upload's token belongs to the object")
+        let replaced = try Self.run(["users", "revoke", "alice", "--store", store, "--download-tokens"])
+        #expect(replaced.status == 0 && replaced.stdout.contains("replaced the download tokens of 2 objects"), "\(replaced.stdout)\(replaced.stderr)")
+        #expect((try await URLSession.shared.data(from: tokenURL).1 as? HTTPURLResponse)?.statusCode == 403, "replaced")
     }
 
     @Test func geocodeNamesPlacesFromArgumentsAndStdin() throws {
