@@ -17,6 +17,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v8", migrate: addUploadSessionsV8)
         migrator.registerMigration("v9", migrate: addFinishedUploadsV9)
         migrator.registerMigration("v10", migrate: keepChunksOutOfBlobsV10)
+        migrator.registerMigration("v11", migrate: forgetLocationFreeCopiesV11)
         return migrator
     }
 
@@ -302,5 +303,14 @@ extension SQLiteCatalog {
         try db.drop(table: "uploadChunks")
         try db.rename(table: "uploadChunksV10", to: "uploadChunks")
         try db.create(index: "uploadChunks_on_digest", on: "uploadChunks", columns: ["digest"])
+    }
+
+    /// Forgets every location-free copy: those made before XMP and Photoshop resources were
+    /// dropped can still hold a position (`geo:lat`, `drone-dji:Latitude`). The next download
+    /// by a reader who may not see the position makes a new copy; `gc` removes the old blobs.
+    ///
+    /// Shipped: never change this.
+    private static func forgetLocationFreeCopiesV11(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM locationFreeBlobs")
     }
 }
