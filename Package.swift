@@ -177,6 +177,8 @@ let package = Package(
             dependencies: [
                 "SpotServer", "SpotAPI", "SpotService", "Access", "Catalogs", "TestSupport", "Media", "IdentityTokens",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ]
         ),
         .testTarget(name: "SpotStoreCLITests", dependencies: ["SpotStoreCLI", "TestSupport"]),

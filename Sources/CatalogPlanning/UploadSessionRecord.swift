@@ -136,6 +136,13 @@ extension SpotError {
         SpotError(.notFound, "the upload session expired or was cancelled; start the upload again")
     }
 
+    /// `owner` has `limit` unfinished upload sessions already, the most one user may have open.
+    package static func tooManyOpenUploads(limit: Int) -> SpotError {
+        SpotError(
+            .rateLimited,
+            "you have \(limit) unfinished resumable uploads, the most one user may have open; finish or cancel one (DELETE its upload URL) or wait until one expires, then start this one again")
+    }
+
     /// An upload session with that id exists already.
     package static var uploadSessionExists: SpotError {
         SpotError(.conflict, "an upload session with that id exists already")

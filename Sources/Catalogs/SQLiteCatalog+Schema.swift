@@ -18,6 +18,7 @@ extension SQLiteCatalog {
         migrator.registerMigration("v9", migrate: addFinishedUploadsV9)
         migrator.registerMigration("v10", migrate: keepChunksOutOfBlobsV10)
         migrator.registerMigration("v11", migrate: addDownloadTokenEpochsV11)
+        migrator.registerMigration("v12", migrate: forgetLocationFreeCopiesV12)
         return migrator
     }
 
@@ -314,5 +315,14 @@ extension SQLiteCatalog {
             t.add(column: "downloadTokenEpoch", .integer).notNull().defaults(to: 0)
         }
         try db.create(index: "objects_on_owner", on: "objects", columns: ["owner"])
+    }
+
+    /// Forgets every location-free copy: those made before XMP and Photoshop resources were
+    /// dropped can still hold a position (`geo:lat`, `drone-dji:Latitude`). The next download
+    /// by a reader who may not see the position makes a new copy; `gc` removes the old blobs.
+    ///
+    /// Shipped: never change this.
+    private static func forgetLocationFreeCopiesV12(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM locationFreeBlobs")
     }
 }

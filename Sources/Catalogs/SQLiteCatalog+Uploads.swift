@@ -8,10 +8,13 @@ extension SQLiteCatalog {
     /// does, counting the places its live sessions hold (`SpotOccupancy`); expired sessions
     /// stay for the sweeper but hold none. The write lock is held from the start, so
     /// sessions started at once from any connection or process take turns.
-    /// - Throws: `.forbidden` or `.conflict` when the spot refuses; `.conflict` when a
-    ///   session with the same id exists.
-    public func startUpload(_ session: UploadSession, now: Date) async throws {
+    /// - Throws: `.rateLimited` when the owner has `openLimit` live sessions; `.forbidden`
+    ///   or `.conflict` when the spot refuses; `.conflict` when a session with the same id exists.
+    public func startUpload(_ session: UploadSession, now: Date, openLimit: Int) async throws {
         try await write { db in
+            let open = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM uploadSessions WHERE owner = ? AND expiresAt > ?", arguments: [session.owner, now]) ?? 0
+            if open >= openLimit { throw SpotError.tooManyOpenUploads(limit: openLimit) }
             if let spotId = session.path.topFolder {
                 let spot = SpotKey(bucket: session.path.bucket, id: spotId)
                 let occupancy = try Self.occupancy(

@@ -1,7 +1,7 @@
 extension LocationStripper {
     /// HEIF (HEIC, AVIF): in every `Exif` item, the GPS IFDs are unlinked and zeroed in place
     /// (the whole TIFF structure is zeroed when it cannot be parsed safely); every XMP item
-    /// (`mime`, `application/rdf+xml`) mentioning `gps` is overwritten with spaces. Items keep
+    /// (`mime`, `application/rdf+xml`) is overwritten with spaces. Items keep
     /// their length, so no offset in the file changes. `nil` when the boxes cannot be walked
     /// or an `Exif` item's bytes cannot be found.
     static func removingLocation(fromHEIF bytes: [UInt8]) -> [UInt8]? {
@@ -13,7 +13,7 @@ extension LocationStripper {
             if item.type == "Exif" {
                 guard !data.isEmpty else { return nil }
                 cleaned = withoutGPS(data, tiff: HEIFFile.tiff(inExifItem: data[...]))
-            } else if item.type == "mime", item.contentType?.hasPrefix("application/rdf+xml") == true, mentionsGPS(data[...]) {
+            } else if item.type == "mime", item.contentType?.hasPrefix("application/rdf+xml") == true {
                 cleaned = Array(repeating: 0x20, count: data.count)
             } else {
                 continue
@@ -28,8 +28,8 @@ extension LocationStripper {
     }
 
     /// WebP: in the `EXIF` chunk the GPS IFDs are unlinked and zeroed in place (the whole
-    /// TIFF structure zeroed when it cannot be parsed safely); an `XMP ` chunk mentioning
-    /// `gps` is overwritten with spaces. A metadata chunk cut off by the end of the file is
+    /// TIFF structure zeroed when it cannot be parsed safely); every `XMP ` chunk is
+    /// overwritten with spaces. A metadata chunk cut off by the end of the file is
     /// dropped with the rest.
     static func removingLocation(fromWebP bytes: [UInt8]) -> [UInt8] {
         var output = bytes
@@ -45,7 +45,7 @@ extension LocationStripper {
             if type == "EXIF" {
                 let tiff = WebPCodec.tiff(inExifChunk: bytes[payload])
                 output.replaceSubrange(payload, with: withoutGPS(Array(bytes[payload]), tiff: (tiff.startIndex - payload.lowerBound)..<payload.count))
-            } else if type == "XMP ", mentionsGPS(bytes[payload]) {
+            } else if type == "XMP " {
                 output.replaceSubrange(payload, with: Array(repeating: 0x20, count: size))
             }
             position = payload.upperBound + (size & 1)

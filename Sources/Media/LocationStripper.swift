@@ -1,7 +1,15 @@
-/// Removes GPS positions from stored originals without touching the image data, for
-/// serving a hidden spot's photos to anyone but its owner.
+/// Removes positions from stored originals without touching the image data, for serving a
+/// hidden spot's photos to anyone but its owner.
+///
+/// A position can sit in the Exif GPS IFD, in XMP under any namespace (`exif:GPS*`,
+/// `geo:lat`/`geo:long`, `drone-dji:Latitude`/`Longitude`/`AbsoluteAltitude`,
+/// `Iptc4xmpExt:LocationShown`/`LocationCreated`, or a vendor's own) and in Photoshop
+/// resources (which embed Exif, XMP and IPTC). Exif is cleaned in place, so orientation,
+/// capture time and camera stay; XMP and Photoshop resources cannot be rewritten safely
+/// (a namespace we do not know can carry a position), so every one goes: ratings, titles
+/// and keywords kept there are lost in the copy served to others.
 public enum LocationStripper {
-    /// `bytes` without GPS. Nothing is re-encoded; every byte not listed here is copied unchanged.
+    /// `bytes` without a position. Nothing is re-encoded; every byte not listed here is copied unchanged.
     ///
     /// - JPEG, markers walked up to the first scan:
     ///   - Exif APP1: every GPS IFD (pointed to from IFD0, IFD1, the Exif or Interoperability
@@ -9,17 +17,19 @@ public enum LocationStripper {
     ///     and out-of-line values are zeroed in place; the segment keeps its length. An Exif
     ///     segment that cannot be parsed safely (bad TIFF header, IFD0 out of bounds, an IFD
     ///     table running past the segment, more than 256 IFDs) is dropped whole.
-    ///   - XMP APP1 (standard or extended) mentioning `gps` in any case is dropped; when one
-    ///     is, every extended XMP segment goes too.
-    ///   - An APP1 segment whose length runs past the end of the data is dropped with the rest.
+    ///   - Every XMP APP1 (standard or extended) and every APP13 (Photoshop resources, IPTC)
+    ///     is dropped.
+    ///   - An APP1 or APP13 segment whose length runs past the end of the data is dropped with the rest.
     ///   - Markers that cannot be walked end the walk: the rest is copied unchanged.
     /// - PNG: `eXIf` chunks and text chunks holding XMP (`XML:com.adobe.xmp`) or an
-    ///   ImageMagick raw Exif/APP1/XMP profile are dropped, also when truncated at the end.
-    /// - HEIF (HEIC, AVIF) and WebP: the Exif item or chunk cleaned in place and XMP mentioning
-    ///   `gps` blanked (see `removingLocation(fromHEIF:)` and `removingLocation(fromWebP:)`).
+    ///   ImageMagick raw Exif, APP1, XMP, IPTC or Photoshop profile are dropped, also when
+    ///   truncated at the end.
+    /// - HEIF (HEIC, AVIF) and WebP: the Exif item or chunk cleaned in place and every XMP
+    ///   item or chunk blanked (see `removingLocation(fromHEIF:)` and `removingLocation(fromWebP:)`).
     /// - Anything else: returned unchanged.
     ///
-    /// Not handled: GPS in MakerNotes, in Photoshop APP13 resources, or in IPTC.
+    /// Not handled: GPS in MakerNotes, a place written as text in a JPEG comment or PNG text
+    /// chunk of another keyword.
     /// - Returns: `nil` when a HEIF or WebP container cannot be walked safely (the position
     ///   could not be removed).
     public static func removingLocation(from bytes: [UInt8]) -> [UInt8]? {
@@ -39,9 +49,9 @@ public enum LocationStripper {
     private static let extendedXMPSignature: [UInt8] = Array("http://ns.adobe.com/xmp/extension/\0".utf8)
 
     private static func removingLocation(fromJPEG bytes: [UInt8]) -> [UInt8] {
-        // APP1 segments (marker to end) before the first scan, walked like `ExifReader`.
-        var segments: [Range<Int>] = []
-        var truncatedFrom: Int?  // an APP1 running past the end starts here
+        // APP1 and APP13 segments (marker to end) before the first scan, walked like `ExifReader`.
+        var segments: [(marker: UInt8, range: Range<Int>)] = []
+        var truncatedFrom: Int?  // an APP1 or APP13 running past the end starts here
         var position = 2
         walk: while position + 4 <= bytes.count {
             guard bytes[position] == 0xFF else { break }
@@ -52,36 +62,29 @@ public enum LocationStripper {
             case 0xDA, 0xD9: break walk  // start of scan, end of image
             default:
                 let end = position + 2 + (Int(bytes[position + 2]) << 8 | Int(bytes[position + 3]))
+                let isMetadata = marker == 0xE1 || marker == 0xED
                 guard end >= position + 4, end <= bytes.count else {
-                    if marker == 0xE1 { truncatedFrom = position }
+                    if isMetadata { truncatedFrom = position }
                     break walk
                 }
-                if marker == 0xE1 { segments.append(position..<end) }
+                if isMetadata { segments.append((marker, position..<end)) }
                 position = end
             }
         }
 
-        func payload(_ segment: Range<Int>) -> ArraySlice<UInt8> { bytes[(segment.lowerBound + 4)..<segment.upperBound] }
-        let xmpMentionsGPS = segments.contains {
-            let data = payload($0)
-            return (data.starts(with: xmpSignature) || data.starts(with: extendedXMPSignature)) && mentionsGPS(data)
-        }
-
         var output = bytes
         var dropped: [Range<Int>] = []
-        for segment in segments {
-            let data = payload(segment)
-            if data.starts(with: exifSignature), data.count >= 6 {
+        for (marker, segment) in segments {
+            let data = bytes[(segment.lowerBound + 4)..<segment.upperBound]
+            if marker == 0xE1, data.starts(with: exifSignature), data.count >= 6 {
                 let tiffStart = data.startIndex + 6
                 if let tiff = removingGPS(fromTIFF: Array(data[tiffStart...])) {
                     output.replaceSubrange(tiffStart..<segment.upperBound, with: tiff)
                 } else {
                     dropped.append(segment)
                 }
-            } else if data.starts(with: xmpSignature) || data.starts(with: extendedXMPSignature) {
-                if xmpMentionsGPS && (data.starts(with: extendedXMPSignature) || mentionsGPS(data)) {
-                    dropped.append(segment)
-                }
+            } else if marker == 0xED || data.starts(with: xmpSignature) || data.starts(with: extendedXMPSignature) {
+                dropped.append(segment)
             }
         }
         if let start = truncatedFrom { dropped.append(start..<bytes.count) }
@@ -89,21 +92,15 @@ public enum LocationStripper {
         return output
     }
 
-    /// Whether `data` contains `gps` in any letter case.
-    static func mentionsGPS(_ data: ArraySlice<UInt8>) -> Bool {
-        var index = data.startIndex
-        while index + 3 <= data.endIndex {
-            if data[index] | 0x20 == 0x67, data[index + 1] | 0x20 == 0x70, data[index + 2] | 0x20 == 0x73 { return true }
-            index += 1
-        }
-        return false
-    }
-
     // MARK: PNG
 
-    /// Text chunk keywords whose text is XMP or ImageMagick's hex dump of an Exif/XMP profile.
+    /// Text chunk keywords whose text is XMP or ImageMagick's hex dump of an Exif, XMP, IPTC
+    /// or Photoshop (`8bim`, which can embed all three) profile.
     private static let metadataKeywords: Set<[UInt8]> = Set(
-        ["XML:com.adobe.xmp", "Raw profile type exif", "Raw profile type APP1", "Raw profile type xmp"].map { Array($0.utf8) }
+        [
+            "XML:com.adobe.xmp", "Raw profile type exif", "Raw profile type APP1", "Raw profile type xmp",
+            "Raw profile type iptc", "Raw profile type 8bim",
+        ].map { Array($0.utf8) }
     )
 
     private static func removingLocation(fromPNG bytes: [UInt8]) -> [UInt8] {

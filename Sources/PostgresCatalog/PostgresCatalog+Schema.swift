@@ -5,7 +5,7 @@ import SpotCore
 extension PostgresCatalog {
     /// The schema, one migration per shipped version, applied in order; `migrations` records
     /// which ran. A shipped migration never changes: add a new one instead.
-    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5), (6, schemaV6), (7, schemaV7)]
+    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5), (6, schemaV6), (7, schemaV7), (8, schemaV8)]
 
     /// The advisory lock that serializes migrations of servers starting at once.
     static let migrationLock: Int64 = 0x5370_6f74_5374_6f72  // "SpotStor"
@@ -276,5 +276,13 @@ extension PostgresCatalog {
     static let schemaV7 = [
         "ALTER TABLE users ADD COLUMN download_token_epoch bigint NOT NULL DEFAULT 0",
         "CREATE INDEX objects_on_owner ON objects (owner)",
+    ]
+
+    /// Forgets every location-free copy: those made before XMP and Photoshop resources were
+    /// dropped can still hold a position. The SQLite catalog's v12.
+    ///
+    /// Shipped: never change this.
+    static let schemaV8 = [
+        "DELETE FROM location_free_blobs",
     ]
 }

@@ -8,13 +8,20 @@ extension PostgresCatalog {
     /// counting the places its live sessions hold (`SpotOccupancy`); expired sessions stay
     /// for the sweeper but hold none. The spot's admission lock (`lockAdmission`) is held
     /// throughout, so sessions started and objects committed into one spot at once, from
-    /// any connection or process, take turns.
-    /// - Throws: `.forbidden` or `.conflict` when the spot refuses; `.conflict` when a
-    ///   session with the same id exists.
-    public func startUpload(_ session: UploadSession, now: Date) async throws {
+    /// any connection or process, take turns; so do sessions started by one owner (an
+    /// advisory lock on the owner), so their count is current.
+    /// - Throws: `.rateLimited` when the owner has `openLimit` live sessions; `.forbidden`
+    ///   or `.conflict` when the spot refuses; `.conflict` when a session with the same id exists.
+    public func startUpload(_ session: UploadSession, now: Date, openLimit: Int) async throws {
         let record = UploadSessionRecord(session)
         try await write { connection in
             let logger = self.logger
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtextextended(\("uploads of \(record.owner)"), 0))", logger: logger)
+            let rows = try await connection.query(
+                "SELECT COUNT(*) FROM upload_sessions WHERE owner = \(record.owner) AND expires_at > \(now)", logger: logger).collect()
+            let open = try rows.first?.decode(Int.self, at: 0) ?? 0
+            if open >= openLimit { throw SpotError.tooManyOpenUploads(limit: openLimit) }
             if let spotId = record.spotId {
                 let spot = SpotKey(bucket: record.bucket, id: spotId)
                 try await Self.lockAdmission(to: spot, connection, logger: logger)

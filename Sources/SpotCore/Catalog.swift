@@ -144,7 +144,11 @@ public protocol Catalog: Sendable {
     /// a replacement and never full). Sessions hold places: each name in the spot that some
     /// live session (expiring after `now`) is uploading and no object has counts once. The
     /// session holds its place until it is committed, removed or expires.
-    func startUpload(_ session: UploadSession, now: Date) async throws
+    ///
+    /// In the same transaction, `session.owner`'s live sessions (expiring after `now`) are
+    /// counted across every server on the catalog: with `openLimit` or more, it is refused
+    /// with `.rateLimited`.
+    func startUpload(_ session: UploadSession, now: Date, openLimit: Int) async throws
 
     /// The session `id` with its chunks, or `nil` when there is none (never started,
     /// completed, cancelled or swept).
@@ -287,6 +291,11 @@ public protocol CatalogChangeFeed: Sendable {
 }
 
 extension Catalog {
+    /// Records `session` with no limit on its owner's open sessions (see `startUpload(_:now:openLimit:)`).
+    public func startUpload(_ session: UploadSession, now: Date) async throws {
+        try await startUpload(session, now: now, openLimit: .max)
+    }
+
     /// All users, by uid.
     public func users() async throws -> [User] { try await users(after: nil, limit: nil) }
 }

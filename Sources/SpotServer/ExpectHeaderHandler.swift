@@ -42,12 +42,24 @@ final class ExpectHeaderHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     /// Writes the 417 answer to an `Expect: expectation` this server cannot meet.
     private static func refuse(_ expectation: String, context: ChannelHandlerContext) {
-        let message = ErrorBody.json(
-            status: .expectationFailed, message: "the expectation '\(expectation)' is not supported; only Expect: 100-continue is")
+        for part in HTTPResponsePart.errorAnswer(
+            .expectationFailed, message: "the expectation '\(expectation)' is not supported; only Expect: 100-continue is")
+        {
+            context.write(NIOAny(part), promise: nil)
+        }
+        context.flush()
+    }
+}
+
+extension HTTPResponsePart {
+    /// The parts of a JSON error answer (as `ErrorMiddleware` gives) for a channel handler
+    /// that answers before the router: head, body, end; with `closing`, the head says
+    /// `Connection: close`.
+    static func errorAnswer(_ status: HTTPResponse.Status, message: String, closing: Bool = false) -> [HTTPResponsePart] {
+        let body = ErrorBody.json(status: status, message: message)
         var headers = HTTPFields.json
-        headers[.contentLength] = String(message.readableBytes)
-        context.write(NIOAny(HTTPResponsePart.head(HTTPResponse(status: .expectationFailed, headerFields: headers))), promise: nil)
-        context.write(NIOAny(HTTPResponsePart.body(message)), promise: nil)
-        context.writeAndFlush(NIOAny(HTTPResponsePart.end(nil)), promise: nil)
+        headers[.contentLength] = String(body.readableBytes)
+        if closing { headers[.connection] = "close" }
+        return [.head(HTTPResponse(status: status, headerFields: headers)), .body(body), .end(nil)]
     }
 }

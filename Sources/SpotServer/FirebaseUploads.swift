@@ -110,7 +110,7 @@ extension ObjectRoutes {
             var end: Int64? = offset
             if commands.contains("upload") {
                 do {
-                    let session = try await appendBody(of: request, to: id, at: offset, by: user)
+                    let session = try await appendBody(of: request, context, to: id, at: offset, by: user)
                     guard commands.contains("finalize") else { return Self.status("active", received: session.received) }
                     end = session.received
                 } catch let missing as SpotError where missing.kind == .notFound && commands.contains("finalize") {

@@ -330,14 +330,16 @@ package struct ObjectRoutes: UploadRoutes {
     }
 
     /// Runs `store` for a request whose body becomes an object, and answers its metadata:
-    /// refused with 503 (`UploadGate.Draining`) during a shutdown, and for a transfer coding
+    /// refused with 503 (`UploadGate.Draining`) during a shutdown, with 429 when its user (or
+    /// address) has as many uploads in flight as the gate allows, and for a transfer coding
     /// other than chunked (a gzip body would be stored still encoded).
     func receiving(
         _ request: Request, _ context: SpotRequestContext, _ store: (User?) async throws -> StoredObject
     ) async throws -> Response {
-        try await gate.admitting {
+        let user = try await authenticate(request, context)
+        return try await gate.admitting(uploader(user, request, context)) {
             try Self.refuseTransferCodings(request)
-            let object = try await store(try await authenticate(request, context))
+            let object = try await store(user)
             metrics.recordUpload(bytes: object.size)
             return try await metadata(object, request, context)
         }

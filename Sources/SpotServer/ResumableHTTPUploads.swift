@@ -69,7 +69,7 @@ extension ObjectRoutes {
         _ request: Request, _ context: SpotRequestContext, _ id: String, at offset: Int64, by user: User?, complete: Bool, version: String
     ) async throws -> Response {
         do {
-            let session = try await appendBody(of: request, to: id, at: offset, by: user)
+            let session = try await appendBody(of: request, context, to: id, at: offset, by: user)
             guard complete else { return Self.resumableStatus(.noContent, offset: session.received, complete: false, version: version) }
             let object = try await finishSession(id, at: session.received, by: user)
             var response = try await metadata(object, request, context)

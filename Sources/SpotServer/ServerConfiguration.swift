@@ -13,6 +13,11 @@ public struct ServerConfiguration: Sendable {
     /// How long a connection may send nothing (no request, or a request head or body cut
     /// short) before it is closed. Connections waiting for their answer are never closed.
     public var idleTimeout: Duration
+    /// The least a request body must deliver: one slower is cut with 408 and its connection
+    /// closed (see `SlowBodyHandler`).
+    public var minimumBodyRate: MinimumTransferRate
+    /// Uploads one user (or, without a token, one client address) may send at once; more get 429.
+    public var maxUploadsPerClient: Int
     /// The public URL and the proxies whose forwarding headers are believed.
     public var addressing: ClientAddressing
     /// The kinds of the service's backends, as `/healthz` names them.
@@ -23,10 +28,13 @@ public struct ServerConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20,
-        uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60), addressing: ClientAddressing = .init(),
+        uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60),
+        minimumBodyRate: MinimumTransferRate = .init(), maxUploadsPerClient: Int = 16, addressing: ClientAddressing = .init(),
         backends: BackendNames = .init(), loopbackHostsOnly: Bool = false
     ) {
         self.loopbackHostsOnly = loopbackHostsOnly
+        self.minimumBodyRate = minimumBodyRate
+        self.maxUploadsPerClient = maxUploadsPerClient
         self.addressing = addressing
         self.backends = backends
         self.uploadDrainTimeout = uploadDrainTimeout

@@ -83,14 +83,22 @@ public enum SpotServer {
 
     /// The application, ready for `runService()` (which stops it without draining uploads;
     /// `serve` drains them). Thumbnail answers are kept while `rules` (the service's
-    /// policy) and the catalog are unchanged; without `rules`, none are.
+    /// policy) and the catalog are unchanged; without `rules`, none are. Without `gate`,
+    /// one allowing `configuration.maxUploadsPerClient`.
     public static func makeApplication(
-        service: StorageService, configuration: ServerConfiguration, logger: Logger, metrics: Metrics = Metrics(), gate: UploadGate = UploadGate(),
+        service: StorageService, configuration: ServerConfiguration, logger: Logger, metrics: Metrics = Metrics(), gate: UploadGate? = nil,
         rules: (any RulesRevision)? = nil
     ) -> some ApplicationProtocol {
+        let gate = gate ?? UploadGate(maxPerClient: configuration.maxUploadsPerClient)
         let limiter = FailedAuthenticationLimiter(maxFailures: configuration.maxFailedAuthentications)
         let kept = KeptThumbnails(changes: service.catalog.changes, rules: rules)
-        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [ExpectHeaderHandler(), ResumableUploadAnnouncer(addressing: configuration.addressing)], idleTimeout: TimeAmount(configuration.idleTimeout))
+        // The slow-body check comes first, so it sees the answers ExpectHeaderHandler writes.
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [
+                SlowBodyHandler(rate: configuration.minimumBodyRate), ExpectHeaderHandler(),
+                ResumableUploadAnnouncer(addressing: configuration.addressing),
+            ],
+            idleTimeout: TimeAmount(configuration.idleTimeout))
         return Application(
             router: makeRouter(service: service, configuration: configuration, metrics: metrics, gate: gate, limiter: limiter, kept: kept),
             server: HTTPServerBuilder { responder in
@@ -109,7 +117,7 @@ public enum SpotServer {
     public static func serve(
         service: StorageService, configuration: ServerConfiguration, rules: any RulesRevision, metrics: Metrics, logger: Logger
     ) async throws {
-        let gate = UploadGate()
+        let gate = UploadGate(maxPerClient: configuration.maxUploadsPerClient)
         let app = makeApplication(service: service, configuration: configuration, logger: logger, metrics: metrics, gate: gate, rules: rules)
         // Services stop in reverse order: the drain first, then the HTTP server.
         let group = ServiceGroup(configuration: .init(

@@ -75,7 +75,7 @@ struct TusRoutes: UploadRoutes {
         headers[.location] = "\(baseURL(request, context))/v0/b/\(path.bucket)/uploads/\(session.id)"
         let hasBody = request.headers[.contentType] == Self.chunkType
         if hasBody || length == 0 {
-            let (answer, status) = try await receive(request, session.id, at: 0, by: user)
+            let (answer, status) = try await receive(request, context, session.id, at: 0, by: user)
             headers[.uploadOffset] = answer[.uploadOffset]
             if let status { return Response(status: status, headers: headers) }
         }
@@ -117,7 +117,7 @@ struct TusRoutes: UploadRoutes {
         }
         let user = try await authenticate(request, context)
         let id = try await id(context, by: user)
-        let (headers, status) = try await receive(request, id, at: offset, by: user)
+        let (headers, status) = try await receive(request, context, id, at: offset, by: user)
         return Response(status: status ?? .noContent, headers: headers)
     }
 
@@ -133,12 +133,12 @@ struct TusRoutes: UploadRoutes {
     /// the answer's headers (the offset reached, the expiry) and its status when it is not
     /// 204 (409 on an offset mismatch, 460 on a checksum mismatch).
     private func receive(
-        _ request: Request, _ id: String, at offset: Int64, by user: User?
+        _ request: Request, _ context: SpotRequestContext, _ id: String, at offset: Int64, by user: User?
     ) async throws -> (headers: HTTPFields, status: HTTPResponse.Status?) {
         try Self.refuseTransferCodings(request)
         let checksum = try request.headers[Self.uploadChecksum].map(Self.checksum)
         do {
-            let session = try await appendBody(of: request, to: id, at: offset, by: user, checksum: checksum)
+            let session = try await appendBody(of: request, context, to: id, at: offset, by: user, checksum: checksum)
             if session.declaredSize == session.received { _ = try await finishSession(id, by: user) }
             return (Self.headers(for: session, offset: session.received), nil)
         } catch let mismatch as UploadOffsetMismatch {

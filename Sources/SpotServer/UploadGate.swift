@@ -1,39 +1,72 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import SpotCore
 
 /// Admits uploads until draining starts, and counts those in flight so a shutdown can wait
-/// for them. Thread-safe. After `startDraining()` every `enter()` is refused, for good.
+/// for them; one client (a user, or an address without a token) may send at most
+/// `maxPerClient` at once. Thread-safe. After `startDraining()` every `enter()` is refused, for good.
 public final class UploadGate: @unchecked Sendable {
     /// Thrown by `enter`-guarded routes while draining: HTTP 503 with `Retry-After`.
     struct Draining: Error {}
 
+    /// Uploads one client may have in flight at once.
+    public let maxPerClient: Int
     private let lock = NSLock()
     private var draining = false
     private var count = 0
+    /// Uploads in flight by client; clients with none are absent.
+    private var perClient: [String: Int] = [:]
 
-    public init() {}
+    public init(maxPerClient: Int = 16) {
+        self.maxPerClient = maxPerClient
+    }
 
     /// Admits one upload (`true`; pair it with `leave()`), or `false` while draining.
     public func enter() -> Bool {
-        lock.withLock {
-            guard !draining else { return false }
-            count += 1
-            return true
-        }
+        (try? admit(nil)) != nil
     }
 
     /// One admitted upload finished (stored, refused or failed).
     public func leave() {
-        lock.withLock { count -= 1 }
+        release(nil)
     }
 
-    /// Runs `upload` admitted (between `enter()` and `leave()`).
-    /// - Throws: `Draining` while draining, without running it.
-    func admitting<Result>(_ upload: () async throws -> Result) async throws -> Result {
-        guard enter() else { throw Draining() }
-        defer { leave() }
+    /// Runs `upload` admitted (between `enter()` and `leave()`), as one of `client`'s
+    /// uploads in flight (`nil`: counted for no client).
+    /// - Throws: `Draining` while draining; `.rateLimited` when `client` has `maxPerClient`
+    ///   uploads in flight; neither runs `upload`.
+    func admitting<Result>(_ client: String? = nil, _ upload: () async throws -> Result) async throws -> Result {
+        try admit(client)
+        defer { release(client) }
         return try await upload()
+    }
+
+    /// Counts one more upload in flight, of `client` too unless `nil`.
+    /// - Throws: as `admitting(_:_:)`, counting nothing.
+    private func admit(_ client: String?) throws {
+        try lock.withLock { () throws -> Void in
+            guard !draining else { throw Draining() }
+            if let client {
+                let current = perClient[client, default: 0]
+                guard current < maxPerClient else {
+                    throw SpotError(.rateLimited, "\(current) of your uploads are in progress, the most one client may send at once; wait for one to finish, then retry")
+                }
+                perClient[client] = current + 1
+            }
+            count += 1
+        }
+    }
+
+    /// Counts one upload in flight less, of `client` too unless `nil`.
+    private func release(_ client: String?) {
+        lock.withLock {
+            count -= 1
+            if let client {
+                let left = perClient[client, default: 1] - 1
+                perClient[client] = left > 0 ? left : nil
+            }
+        }
     }
 
     /// Refuses every upload from now on.

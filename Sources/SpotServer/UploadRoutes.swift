@@ -3,7 +3,7 @@ import SpotCore
 import SpotService
 
 /// Handlers that receive upload bodies: they admit them through `gate` (503 while the server
-/// drains) and count stored objects in `metrics`.
+/// drains, 429 past the uploads one client may send at once) and count stored objects in `metrics`.
 protocol UploadRoutes: ServiceRoutes {
     var gate: UploadGate { get }
     var metrics: Metrics { get }
@@ -18,13 +18,18 @@ extension UploadRoutes {
         }
     }
 
-    /// Appends `request`'s body to upload session `id` at `offset`, admitted by the gate
-    /// (see `StorageService.appendToUploadSession`).
+    /// Whom an upload counts against in the gate: its user, or without a token the client's address.
+    func uploader(_ user: User?, _ request: Request, _ context: SpotRequestContext) -> String {
+        user.map { "user \($0.uid)" } ?? "address \(addressing.clientAddress(connection: context.clientAddress, headers: request.headers))"
+    }
+
+    /// Appends `request`'s body to upload session `id` at `offset`, admitted by the gate as
+    /// one of `user`'s uploads (see `StorageService.appendToUploadSession`).
     func appendBody(
-        of request: Request, to id: String, at offset: Int64, by user: User?, checksum: ChunkChecksum? = nil
+        of request: Request, _ context: SpotRequestContext, to id: String, at offset: Int64, by user: User?, checksum: ChunkChecksum? = nil
     ) async throws -> UploadSession {
         try Self.refuseTransferCodings(request)
-        return try await gate.admitting {
+        return try await gate.admitting(uploader(user, request, context)) {
             try await service.appendToUploadSession(
                 id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) }, checksum: checksum,
                 body: request.body.map { $0.readableBytesView })

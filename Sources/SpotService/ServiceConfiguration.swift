@@ -27,6 +27,9 @@ public struct ServiceConfiguration: Sendable {
     public var makesDownloadTokens: Bool
     /// How long an upload session lives without receiving bytes (seconds).
     public var uploadExpiry: TimeInterval
+    /// Unfinished upload sessions one user may have open at once, counted in the catalog
+    /// (so across servers); one more is refused with `.rateLimited`.
+    public var maxOpenUploadSessions: Int
     /// Where upload sessions keep their bytes, one file each, when the blobs are files on
     /// the same file system: a finished upload then becomes its blob by a link, not written
     /// again. `nil` (an object store) keeps each chunk as a blob.
@@ -36,8 +39,10 @@ public struct ServiceConfiguration: Sendable {
         temporaryDirectory: String, thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000,
         imageWorkers: Int = ProcessInfo.processInfo.activeProcessorCount, signingKey: [UInt8]? = nil,
         quarantineDirectory: String? = nil, leaseDuration: TimeInterval = 3600, makesDownloadTokens: Bool = true,
-        uploadExpiry: TimeInterval = 24 * 3600, uploadSessionDirectory: String? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        uploadExpiry: TimeInterval = 24 * 3600, maxOpenUploadSessions: Int = 100, uploadSessionDirectory: String? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.maxOpenUploadSessions = maxOpenUploadSessions
         self.makesDownloadTokens = makesDownloadTokens
         self.uploadExpiry = uploadExpiry
         self.uploadSessionDirectory = uploadSessionDirectory

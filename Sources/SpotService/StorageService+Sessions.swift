@@ -37,7 +37,8 @@ extension StorageService {
     /// type, and the catalog reserves the object's place in its spot until the session is
     /// finished, cancelled or expires.
     /// - Throws: the policy's refusal; `.conflict` when the spot is full (counting other
-    ///   sessions); `.tooLarge` when `declaredSize` is over the limit.
+    ///   sessions); `.tooLarge` when `declaredSize` is over the limit; `.rateLimited` when
+    ///   the owner has `maxOpenUploadSessions` unfinished sessions.
     /// - Parameters:
     ///   - id: the session's id when it was announced before (43 base64url characters,
     ///     `Tokens.generate(prefix: "")`); a new one otherwise.
@@ -66,7 +67,7 @@ extension StorageService {
             id: id ?? Tokens.generate(prefix: ""), path: path, owner: authorized.owner, declaredSize: declaredSize,
             admission: authorized.admission, terms: String(decoding: try JSONEncoder().encode(terms), as: UTF8.self),
             createdAt: now, expiresAt: now.addingTimeInterval(configuration.uploadExpiry))
-        try await catalog.startUpload(session, now: now)
+        try await catalog.startUpload(session, now: now, openLimit: configuration.maxOpenUploadSessions)
         return session
     }
 

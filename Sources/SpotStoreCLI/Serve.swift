@@ -58,6 +58,18 @@ extension SpotStoreCommand {
         @Option(help: ArgumentHelp("How long a connection may send nothing (no request, or one cut short) before it is closed (like 60s or 5m).", valueName: "duration"))
         var idleTimeout: String = "60s"
 
+        @Option(help: ArgumentHelp("Bytes a request body must deliver in every --min-upload-rate-window; a slower one is cut with 408 and its connection closed (0: no minimum).", valueName: "bytes"))
+        var minUploadRate: Int = 1024
+
+        @Option(help: ArgumentHelp("The window --min-upload-rate is measured over (like 30s or 1m).", valueName: "duration"))
+        var minUploadRateWindow: String = "30s"
+
+        @Option(help: ArgumentHelp("Uploads one user (or, without a token, one client address) may send at once; more get 429.", valueName: "count"))
+        var maxUploadsPerClient: Int = 16
+
+        @Option(help: ArgumentHelp("Unfinished resumable upload sessions one user may have open, on all servers of the catalog; more get 429.", valueName: "count"))
+        var maxOpenUploads: Int = 100
+
         @Option(help: ArgumentHelp("How long a resumable upload session lives without receiving bytes before it is removed with its bytes (like 24h or 30m).", valueName: "duration"))
         var uploadExpiry: String = "24h"
 
@@ -76,6 +88,10 @@ extension SpotStoreCommand {
             _ = try parseDuration(drainTimeout)
             guard try parseDuration(idleTimeout) > 0 else { throw ValidationError("--idle-timeout must be more than 0") }
             guard try parseDuration(uploadExpiry) > 0 else { throw ValidationError("--upload-expiry must be more than 0") }
+            guard minUploadRate >= 0 else { throw ValidationError("--min-upload-rate must be 0 or more") }
+            guard try parseDuration(minUploadRateWindow) > 0 else { throw ValidationError("--min-upload-rate-window must be more than 0") }
+            guard maxUploadsPerClient >= 1 else { throw ValidationError("--max-uploads-per-client must be at least 1") }
+            guard maxOpenUploads >= 1 else { throw ValidationError("--max-open-uploads must be at least 1") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
             try authOptions.validate(host: host, exposed: !trustedProxies.isEmpty || publicURL != nil)
         }
@@ -98,6 +114,8 @@ extension SpotStoreCommand {
             let configuration = ServerConfiguration(
                 host: host, port: port, corsOrigins: corsOrigins, maxFailedAuthentications: maxFailedAuth,
                 uploadDrainTimeout: try Self.duration(drainTimeout), idleTimeout: try Self.duration(idleTimeout),
+                minimumBodyRate: MinimumTransferRate(bytes: minUploadRate, window: try Self.duration(minUploadRateWindow)),
+                maxUploadsPerClient: maxUploadsPerClient,
                 addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)), backends: layout.backendNames,
                 loopbackHostsOnly: authOptions.authEmulator)
             // The backends' metrics (swift-metrics) land in the registry /metrics renders.
@@ -107,6 +125,7 @@ extension SpotStoreCommand {
             let expiry = try parseDuration(uploadExpiry)
             try await layout.withService(serving: true, policy: policy, signingKeyFile: signingKey, configure: {
                 $0.uploadExpiry = expiry
+                $0.maxOpenUploadSessions = maxOpenUploads
                 $0.makesDownloadTokens = !noDownloadTokens
             }) { service in
                 var service = service

@@ -33,6 +33,7 @@ public struct CatalogConformance: Sendable {
         try await aReplacementStartsAtMetagenerationOneWithOnlyItsOwnToken()
         try await aMetadataUpdateOfAReplacedObjectIsRefused()
         try await anUploadSessionResumesAndRefusesWhatDoesNotFit()
+        try await anOwnersOpenSessionsAreCappedAcrossCatalogs()
         try await expiredUploadSessionsAreSweptEarliestFirst()
         try await uploadSessionsHoldPlacesInTheirSpot()
         try await aSessionReplacingAnObjectHoldsNoPlace()
@@ -363,6 +364,23 @@ public struct CatalogConformance: Sendable {
         }
         let commits = await refuses(.conflict) { _ = try await catalog.commit(try object(name, seed: 99), admission: admission) }
         return starts && commits
+    }
+
+    /// The owner's live sessions are counted through every connection: past the limit a
+    /// start is refused with `.rateLimited`; expired sessions and other owners' do not count.
+    func anOwnersOpenSessionsAreCappedAcrossCatalogs() async throws {
+        let (first, second) = try await makeCatalogs()
+        let expired = Self.start.addingTimeInterval(-7200)
+        try await first.startUpload(try Self.session("s-cap-old", "cap/old.jpg", by: "dave", createdAt: expired), now: expired)
+        try await first.startUpload(try Self.session("s-cap1", "cap/a.jpg", by: "dave"), now: Self.start, openLimit: 2)
+        try await second.startUpload(try Self.session("s-cap2", "cap/b.jpg", by: "dave"), now: Self.start, openLimit: 2)
+        #expect(await Self.refuses(.rateLimited) {
+            try await first.startUpload(try Self.session("s-cap3", "cap/c.jpg", by: "dave"), now: Self.start, openLimit: 2)
+        })
+        #expect(try await second.uploadSession("s-cap3") == nil, "a refused session leaves nothing")
+        try await second.startUpload(try Self.session("s-cap-erin", "cap2/a.jpg", by: "erin"), now: Self.start, openLimit: 2)
+        _ = try await first.endUpload("s-cap1", expiredBefore: nil)
+        try await second.startUpload(try Self.session("s-cap3", "cap/c.jpg", by: "dave"), now: Self.start, openLimit: 2)
     }
 
     func anUploadSessionResumesAndRefusesWhatDoesNotFit() async throws {

@@ -35,6 +35,19 @@ enum Fixtures {
         return list.map(ExiftoolEntry.init)
     }
 
+    /// What `/usr/bin/exiftool arguments` writes to standard output; a failure to start it fails the caller.
+    static func runExiftool(_ arguments: [String]) throws -> Data {
+        let exiftool = Process()
+        exiftool.executableURL = URL(fileURLWithPath: "/usr/bin/exiftool")
+        exiftool.arguments = arguments
+        let out = Pipe()
+        exiftool.standardOutput = out
+        try exiftool.run()
+        let said = out.fileHandleForReading.readDataToEndOfFile()
+        exiftool.waitUntilExit()
+        return said
+    }
+
     /// The JPEG entries of `exiftool.json`: the EXIF test cases.
     static let jpegEntries: [ExiftoolEntry] = (try? exiftool().filter { $0.fileType == "JPEG" }) ?? []
 }

@@ -33,11 +33,12 @@ import Testing
         #expect(after.cameraMake == before.cameraMake && after.cameraMake != nil)
         #expect(after.cameraModel == before.cameraModel)
         #expect(after.takenAt == before.takenAt)
-        // Only the GPS IFD changed: same length, image data from the first DQT/SOF identical.
-        #expect(stripped.count == original.count)
+        // Only the GPS IFD changed and XMP and Photoshop segments went: the length less theirs, image
+        // data from the first DQT/SOF identical.
+        #expect(stripped.count == original.count - droppedSegmentBytes(original))
         let start = try #require(imageDataStart(original))
-        #expect(imageDataStart(stripped) == start)
-        #expect(stripped[start...] == original[start...])
+        #expect(imageDataStart(stripped) == start - droppedSegmentBytes(original))
+        #expect(try stripped[#require(imageDataStart(stripped))...] == original[start...])
         let decodedBefore = try DecodedImage(jpeg: original)
         let decodedAfter = try DecodedImage(jpeg: stripped)
         #expect(decodedAfter.width == decodedBefore.width && decodedAfter.height == decodedBefore.height)
@@ -146,20 +147,20 @@ import Testing
         #expect(try strip([0xFF, 0xD8, 0xFF]) == [0xFF, 0xD8, 0xFF])
     }
 
-    @Test func xmpMentioningGPSIsDroppedWithItsExtensions() throws {
+    /// XMP can name a position under any namespace: every packet goes, with its extensions.
+    @Test func everyXMPSegmentIsDroppedWithItsExtensions() throws {
         let photo = try Fixtures.bytes("photos/chelsea.jpg")
         func app1(_ text: String) -> [UInt8] {
             let payload = Array(text.utf8)
             return [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
         }
-        let gpsXMP = app1("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:Description exif:GPSLatitude='1,2N'/>")
+        let geoXMP = app1("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:Description geo:lat='1.5' geo:long='2.5'/>")
         let extended = app1("http://ns.adobe.com/xmp/extension/\00123456789ABCDEF0123456789ABCDEF<rest/>")
-        let plainXMP = app1("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:Description xmp:Rating='5'/>")
-        let withGPS = [0xFF, 0xD8] + gpsXMP + extended + Array(photo[2...])
-        let withoutGPS = [0xFF, 0xD8] + plainXMP + extended + Array(photo[2...])
+        let comment: [UInt8] = [0xFF, 0xFE, 0x00, 0x06] + Array("kept".utf8)
 
-        #expect(try strip(withGPS) == photo)
-        #expect(try strip(withoutGPS) == withoutGPS)
+        #expect(try strip([0xFF, 0xD8] + geoXMP + comment + extended + Array(photo[2...])) == [0xFF, 0xD8] + comment + Array(photo[2...]))
+        // An APP13 cut off by the end of the data goes with the rest.
+        #expect(try strip([0xFF, 0xD8] + comment + [0xFF, 0xED, 0x40, 0x00] + Array("Photoshop 3.0\0".utf8)) == [0xFF, 0xD8] + comment)
     }
 
     @Test func unparseableExifIsDroppedWhole() throws {
@@ -263,6 +264,18 @@ import Testing
     /// `photo` (a JPEG) with an APP1 segment holding `exif` right after SOI.
     func jpeg(_ photo: [UInt8], withExif exif: [UInt8]) -> [UInt8] {
         [0xFF, 0xD8, 0xFF, 0xE1, UInt8((exif.count + 2) >> 8), UInt8((exif.count + 2) & 0xFF)] + exif + photo[2...]
+    }
+
+    /// The bytes of the XMP APP1 and the APP13 segments (markers included) before the image data.
+    func droppedSegmentBytes(_ bytes: [UInt8]) -> Int {
+        var position = 2, total = 0
+        while position + 4 <= bytes.count, bytes[position] == 0xFF, (0xE0...0xEF).contains(bytes[position + 1]) || bytes[position + 1] == 0xFE {
+            let length = 2 + (Int(bytes[position + 2]) << 8 | Int(bytes[position + 3]))
+            let isXMP = bytes[position + 1] == 0xE1 && bytes[(position + 4)...].starts(with: Array("http://ns.adobe.com/".utf8))
+            if isXMP || bytes[position + 1] == 0xED { total += length }
+            position += length
+        }
+        return total
     }
 
     /// Where the first marker after the APPn/COM segments starts (DQT, SOF, DHT…).

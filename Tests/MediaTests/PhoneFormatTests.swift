@@ -135,14 +135,7 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("stripped-\(UUID().uuidString)-\((path as NSString).lastPathComponent)")
         try Data(stripped).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let exiftool = Process()
-        exiftool.executableURL = URL(fileURLWithPath: "/usr/bin/exiftool")
-        exiftool.arguments = ["-n", "-s3", "-GPSLatitude", "-GPSLongitude", "-GPSPosition", file.path]
-        let out = Pipe()
-        exiftool.standardOutput = out
-        try exiftool.run()
-        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        exiftool.waitUntilExit()
+        let said = String(decoding: try Fixtures.runExiftool(["-n", "-s3", "-GPSLatitude", "-GPSLongitude", "-GPSPosition", file.path]), as: UTF8.self)
         #expect(said.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "exiftool still reads: \(said)")
     }
 }

@@ -32,6 +32,8 @@ public struct TestStore: Sendable {
     public let clock = TestClock()
     /// Where upload sessions keep their bytes.
     public let sessionBytes: SessionBytes
+    /// Unfinished upload sessions one user may have open.
+    public let maxOpenUploadSessions: Int
 
     /// Where a store's upload sessions keep their bytes: one file each under `uploads/`, as
     /// the embedded store does, or each chunk as a blob, as with an object store.
@@ -42,12 +44,19 @@ public struct TestStore: Sendable {
     /// - Parameters:
     ///   - rules: the access rules (default: the default rules file).
     ///   - sessionBytes: where upload sessions keep their bytes (default: files, as `serve` does).
-    public init(rules: String = RulesPolicy.defaultText, sessionBytes: SessionBytes = .files) throws {
+    ///   - maxOpenUploadSessions: unfinished upload sessions one user may have open (default: the service's).
+    public init(
+        rules: String = RulesPolicy.defaultText, sessionBytes: SessionBytes = .files,
+        maxOpenUploadSessions: Int = ServiceConfiguration(temporaryDirectory: "").maxOpenUploadSessions
+    ) throws {
         root = NSTemporaryDirectory() + "spotstore-test-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         self.rules = try RulesPolicy(text: rules, fileName: "rules")
         self.sessionBytes = sessionBytes
-        service = try Self.service(on: root, instance: "tmp", rules: self.rules, signingKey: signingKey, clock: clock, sessionBytes: sessionBytes)
+        self.maxOpenUploadSessions = maxOpenUploadSessions
+        service = try Self.service(
+            on: root, instance: "tmp", rules: self.rules, signingKey: signingKey, clock: clock, sessionBytes: sessionBytes,
+            maxOpenUploadSessions: maxOpenUploadSessions)
     }
 
     /// Another service on the same store, as another process would open it: its own
@@ -55,11 +64,13 @@ public struct TestStore: Sendable {
     /// its upload sessions keep their bytes as this store's do unless `sessionBytes` says.
     public func otherInstance(_ instance: String, sessionBytes: SessionBytes? = nil) throws -> StorageService {
         try Self.service(
-            on: root, instance: instance, rules: rules, signingKey: signingKey, clock: clock, sessionBytes: sessionBytes ?? self.sessionBytes)
+            on: root, instance: instance, rules: rules, signingKey: signingKey, clock: clock, sessionBytes: sessionBytes ?? self.sessionBytes,
+            maxOpenUploadSessions: maxOpenUploadSessions)
     }
 
     private static func service(
-        on root: String, instance: String, rules: RulesPolicy, signingKey: [UInt8], clock: TestClock, sessionBytes: SessionBytes
+        on root: String, instance: String, rules: RulesPolicy, signingKey: [UInt8], clock: TestClock, sessionBytes: SessionBytes,
+        maxOpenUploadSessions: Int
     ) throws -> StorageService {
         try StorageService(
             catalog: try SQLiteCatalog(path: "\(root)/catalog.sqlite"),
@@ -68,7 +79,8 @@ public struct TestStore: Sendable {
             geocoder: bundledGeocoder,
             configuration: ServiceConfiguration(
                 temporaryDirectory: "\(root)/\(instance)", signingKey: signingKey, quarantineDirectory: "\(root)/quarantine",
-                uploadSessionDirectory: sessionBytes == .files ? "\(root)/uploads" : nil, now: { clock.now }))
+                maxOpenUploadSessions: maxOpenUploadSessions, uploadSessionDirectory: sessionBytes == .files ? "\(root)/uploads" : nil,
+                now: { clock.now }))
     }
 
     /// Creates a user and returns it with its token.
