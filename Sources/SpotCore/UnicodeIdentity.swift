@@ -23,23 +23,32 @@ public enum UnicodeIdentity {
         return nil
     }
 
-    /// Why `name` (an object name, already NFC) holds an invisible code point, or `nil`.
+    /// Why `name` (an object name, already NFC) holds a character that would make it look
+    /// like another name, or `nil`.
     ///
-    /// Default-ignorable code points (zero-width space and joiners, bidirectional marks,
-    /// overrides and isolates, soft hyphen, combining grapheme joiner, variation selectors,
-    /// tags) make two names that look the same into two objects or spots. Only the joiner
-    /// between two parts of an emoji, and the variation selectors and tags of emoji sequences
-    /// are accepted.
+    /// Refused: default-ignorable code points (zero-width space and joiners, bidirectional
+    /// marks, overrides and isolates, soft hyphen, combining grapheme joiner, variation
+    /// selectors, tags), spaces other than U+0020, line and paragraph separators, and the
+    /// blank-looking U+2800 and U+1D159. The one exception is U+FE0F right after an emoji
+    /// that is text by default (`❤` + U+FE0F is the red heart, unlike `❤`); after an emoji
+    /// that is already shown as one, it changes nothing and is refused. Joined emoji
+    /// sequences (families, flags of tags) are refused too: which joins render as one
+    /// picture depends on the font, so two of them may look like two others.
     public static func invisibleProblem(inName name: String) -> String? {
-        for character in name {
-            let scalars = Array(character.unicodeScalars)
-            let isEmoji = scalars.contains { $0.properties.isEmoji && $0.value > 0x7F }
-            for (position, scalar) in scalars.enumerated() where scalar.properties.isDefaultIgnorableCodePoint {
-                let joinsTwo = scalar.value == 0x200D && position + 1 < scalars.count
-                let emojiPart = joinsTwo || (0xFE00...0xFE0F).contains(scalar.value) || (0xE0020...0xE007F).contains(scalar.value)
-                if !(isEmoji && emojiPart) {
-                    return "it contains \(describe(scalar)), an invisible character that would make two names look the same"
-                }
+        var previous: Unicode.Scalar?
+        for scalar in name.unicodeScalars {
+            defer { previous = scalar }
+            if scalar.value == 0xFE0F, let base = previous, base.value > 0x7F, base.properties.isEmoji, !base.properties.isEmojiPresentation {
+                continue
+            }
+            let looksBlank: Bool
+            switch scalar.properties.generalCategory {
+            case .spaceSeparator: looksBlank = scalar != " "
+            case .lineSeparator, .paragraphSeparator: looksBlank = true
+            default: looksBlank = scalar.properties.isDefaultIgnorableCodePoint || scalar.value == 0x2800 || scalar.value == 0x1D159
+            }
+            if looksBlank {
+                return "it contains \(describe(scalar)), an invisible or blank character that would make two names look the same"
             }
         }
         return nil

@@ -20,12 +20,17 @@ struct LoopbackHostMiddleware<Context: RequestContext>: RouterMiddleware {
             guard let close = authority.firstIndex(of: "]") else { return false }
             host = authority[authority.index(after: authority.startIndex)..<close]
             let rest = authority[authority.index(after: close)...]
-            guard rest.isEmpty || (rest.first == ":" && rest.dropFirst().allSatisfy(\.isNumber)) else { return false }
+            guard rest.isEmpty || (rest.first == ":" && rest.dropFirst().allSatisfy(\.isASCIIDigit)) else { return false }
         } else {
             let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2, parts.count == 1 || parts[1].allSatisfy(\.isNumber) else { return false }
+            guard parts.count <= 2, parts.count == 1 || parts[1].allSatisfy(\.isASCIIDigit) else { return false }
             host = parts[0]
         }
         return ["127.0.0.1", "localhost", "::1"].contains(host.lowercased())
     }
+}
+
+private extension Character {
+    /// `0`–`9` only (`isNumber` takes other scripts' digits too).
+    var isASCIIDigit: Bool { isASCII && isNumber }
 }

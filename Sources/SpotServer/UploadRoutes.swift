@@ -24,12 +24,16 @@ extension UploadRoutes {
     }
 
     /// Appends `request`'s body to upload session `id` at `offset`, admitted by the gate as
-    /// one of `user`'s uploads (see `StorageService.appendToUploadSession`).
+    /// one of the uploads of the session's owner (a session's URL needs no token, so the
+    /// request's own user or address would let one owner send past the cap from many
+    /// addresses), or of `user` for an anonymous session (see `StorageService.appendToUploadSession`).
     func appendBody(
         of request: Request, _ context: SpotRequestContext, to id: String, at offset: Int64, by user: User?, checksum: ChunkChecksum? = nil
     ) async throws -> UploadSession {
         try Self.refuseTransferCodings(request)
-        return try await gate.admitting(uploader(user, request, context)) {
+        let owner = try await service.catalog.uploadSession(id)?.owner
+        let client = owner.flatMap { $0.isEmpty ? nil : "user \($0)" } ?? uploader(user, request, context)
+        return try await gate.admitting(client) {
             try await service.appendToUploadSession(
                 id, at: offset, by: user, length: request.headers[.contentLength].flatMap { Int64($0) }, checksum: checksum,
                 body: request.body.map { $0.readableBytesView })

@@ -12,9 +12,11 @@ enum UserContentHeaders {
     /// and for a document it forbids scripts, forms, plugins and loads from other places.
     static let contentSecurityPolicy = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'"
 
-    /// Types a browser shows without running anything (with `nosniff`, it never guesses another).
+    /// Types a browser shows without running anything (with `nosniff`, it never guesses
+    /// another). A type that is not one `type/subtype` of token characters, or holds a
+    /// comma anywhere (browsers take the last of a comma-separated list), is not passive.
     static func isPassive(_ contentType: String) -> Bool {
-        let type = mediaType(of: contentType)
+        guard !contentType.contains(","), let type = mediaType(of: contentType) else { return false }
         if type.hasPrefix("video/") || type.hasPrefix("audio/") { return true }
         return [
             "image/jpeg", "image/png", "image/gif", "image/webp", "image/avif", "image/heic", "image/heif", "image/bmp",
@@ -31,9 +33,17 @@ enum UserContentHeaders {
         return "attachment; filename*=UTF-8''\(ObjectPath.urlSegment(fileName))"
     }
 
-    /// `text/HTML; charset=utf-8` as `text/html`.
-    private static func mediaType(of contentType: String) -> String {
-        String(contentType.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
+    /// `text/HTML; charset=utf-8` as `text/html`; `nil` when it is not `type/subtype` of
+    /// RFC 9110 token characters.
+    private static func mediaType(of contentType: String) -> String? {
+        let type = String(contentType.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
+        let parts = type.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(isTokenCharacter) }) else { return nil }
+        return type
+    }
+
+    private static func isTokenCharacter(_ character: Character) -> Bool {
+        character.isASCII && (character.isLetter || character.isNumber || "!#$%&'*+-.^_`|~".contains(character))
     }
 }
 

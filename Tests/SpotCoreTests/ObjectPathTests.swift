@@ -44,13 +44,19 @@ import SpotCore
     @Test(arguments: [
         "ei\u{200B}ffel/1.jpg", "ei\u{200D}ffel/1.jpg", "\u{202E}gpj.1/eiffel", "eiffel\u{2066}/1.jpg",
         "eif\u{34F}fel/1.jpg", "\u{FEFF}eiffel/1.jpg", "eiffel\u{AD}/1.jpg", "eiffel\u{E0041}/1.jpg", "eiffel/1\u{200E}.jpg", "hearts/\u{2764}\u{200D}.jpg",
+        // Emoji that look like others: a selector that changes nothing, tags, joins, blanks.
+        "\u{1F4F7}\u{FE0F}spot/1.jpg", "\u{2764}\u{FE0F}\u{FE0F}/1.jpg", "\u{1F4F7}\u{FE00}spot/1.jpg", "\u{1F4F7}\u{E0020}spot/1.jpg",
+        "\u{1F4F7}\u{200D}\u{1F4F7}/1.jpg", "family/\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}.jpg",
+        "flags/\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}.jpg",
+        "spot\u{2800}/1.jpg", "spot\u{1D159}/1.jpg", "spot\u{A0}x/1.jpg", "spot\u{2009}x/1.jpg", "spot\u{3000}/1.jpg", "a\u{2028}b/1.jpg",
     ])
     func refusesInvisibleCharacters(_ name: String) {
         #expect(throws: SpotError.self) { try ObjectPath(bucket: "spots", name: name) }
     }
 
-    @Test func keepsEmojiSequences() throws {
-        for name in ["family/\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}.jpg", "hearts/\u{2764}\u{FE0F}.jpg", "flags/\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}.jpg"] {
+    /// Emoji stay, and the selector that makes a text-style symbol an emoji (a red heart).
+    @Test func keepsEmojiAndTheirPresentationSelector() throws {
+        for name in ["hearts/\u{2764}\u{FE0F}.jpg", "\u{1F4F7}spot/\u{1F305} sunrise.jpg", "sun/\u{2600}\u{FE0F}\u{1F3D6}.jpg", "a b/c d.jpg"] {
             #expect(try ObjectPath(bucket: "spots", name: name).name == name)
         }
     }

@@ -111,6 +111,10 @@ extension HTTPTests {
             }
             let pageToken = try await upload("x.html", "text/html; charset=utf-8", page)
             _ = try await upload("x.svg", "IMAGE/SVG+XML", svg)
+            // Types a browser reads as another: the last of a list, or not one type at all.
+            _ = try await upload("list.html", "video/mp4,text/html", page)
+            _ = try await upload("path.html", "video/../text/html", page)
+            _ = try await upload("spaced.html", "video/mp4 text/html", page)
             _ = try await upload("inline.html", "text/html", page)
             _ = try await upload("note.txt", "text/plain", ByteBuffer(string: "hello"))
             for name in ["inline.html", "note.txt"] {
@@ -123,6 +127,8 @@ extension HTTPTests {
             for (name, disposition) in [
                 ("x.html", "attachment; filename*=UTF-8''x.html"), ("x.svg", "attachment; filename*=UTF-8''x.svg"),
                 ("inline.html", "attachment; filename*=UTF-8''inline.html"), ("note.txt", "inline"),
+                ("list.html", "attachment; filename*=UTF-8''list.html"), ("path.html", "attachment; filename*=UTF-8''path.html"),
+                ("spaced.html", "attachment; filename*=UTF-8''spaced.html"),
             ] {
                 try await client.execute(uri: "/v0/b/users/o/mallory%2F\(name)?alt=media", method: .get, headers: auth(token)) { response in
                     #expect(response.status == .ok)

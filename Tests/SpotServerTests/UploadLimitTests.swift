@@ -86,6 +86,11 @@ import TestSupport
             #expect(refused.headers[.retryAfter] != nil)
             #expect(String(buffer: refused.body).contains("uploads are in progress"), "\(String(buffer: refused.body))")
             #expect(try await put("cove%2Fbob.jpg", bob).status == .ok, "another user's count is their own")
+            // A session's URL needs no token: its bytes still count against its owner.
+            let session = try await TusHTTPTests.create(client, alice, name: "alice/a.bin", length: 100)
+            #expect(session.status == .created)
+            let tokenless = try await TusHTTPTests.patch(client, try TusHTTPTests.path(of: session.headers[.location]), nil, at: 0, Array(photo.prefix(100)))
+            #expect(tokenless.status == .tooManyRequests, "\(String(buffer: tokenless.body))")
             try await open.send(Array(photo.dropFirst(100)))
             #expect(try await open.receiveResponse().head.status == 200)
             #expect(try await put("bay%2Fsecond.jpg", alice).status == .ok)
