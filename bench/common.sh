@@ -93,3 +93,26 @@ write_mix_plan() {
     done >>"$plan"
   done
 }
+
+# `use_workdir`: sets `work` to a new temporary directory, removed on exit (kept and named
+# when KEEP is set), stopping the server `start_spotstore` started first.
+use_workdir() {
+  work=$(mktemp -d)
+  server_pid=""
+  trap 'stop_workdir' EXIT
+}
+stop_workdir() {
+  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  [[ -n ${KEEP:-} ]] && log "kept $work" || rm -rf "$work"
+}
+
+# `start_spotstore PORT [SERVE ARGS...]`: starts `$SPOTSTORE serve --store $work/store` on
+# 127.0.0.1:PORT (log in $work/server.log), sets server_pid and waits until /healthz answers.
+start_spotstore() {
+  local port=$1
+  shift
+  "$SPOTSTORE" serve --store "$work/store" --port "$port" --log-level warning "$@" >"$work/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || die "the server did not start; see $work/server.log"
+}

@@ -22,13 +22,7 @@ log() { printf '== %s\n' "$*" >&2; }
 SIZE_MIB=${SIZE_MIB:-64}; CHUNK_MIB=${CHUNK_MIB:-8}; RUNS=${RUNS:-5}; PORT=${PORT:-18295}
 use_spotstore
 
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  [[ -n ${KEEP:-} ]] && log "kept $work" || rm -rf "$work"
-}
-trap cleanup EXIT
+use_workdir
 
 head -c $((SIZE_MIB << 20)) /dev/urandom >"$work/file.bin"
 cat >"$work/rules" <<'RULES'
@@ -39,10 +33,7 @@ match /b/media/o/{path=**} {
 RULES
 "$SPOTSTORE" users add bench --store "$work/store" >"$work/user.txt"
 token=$(tail -1 "$work/user.txt")
-"$SPOTSTORE" serve --store "$work/store" --rules "$work/rules" --port "$PORT" --log-level warning >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null || die "the server did not start; see $work/server.log"
+start_spotstore "$PORT" --rules "$work/rules"
 
 mkdir -p "$HERE/results"
 report="$HERE/results/resumable-$(date -u +%Y%m%dT%H%M%SZ).txt"

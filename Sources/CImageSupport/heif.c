@@ -21,6 +21,14 @@ static cis_status heif_failure(struct heif_error error, const char *doing, cis_m
     return error.code == heif_error_Memory_allocation_error ? CIS_NO_MEMORY : CIS_CORRUPT;
 }
 
+// What decoding a `width`×`height` image takes: libheif's planes (Y, Cb, Cr and alpha,
+// at most full size, 2 bytes a sample past 8 bits), its interleaved 8-bit image and the
+// copy handed back.
+static int64_t decode_bytes(int64_t width, int64_t height, int alpha, int wide) {
+    int channels = alpha ? 4 : 3;
+    return width * height * (channels * (wide ? 2 : 1) + 2 * channels);
+}
+
 cis_status cis_heif_open(const uint8_t *data, size_t size, cis_heif **out, cis_heif_header *header,
                          cis_message *message) {
     if (!data || !out || !header || !message) return CIS_BAD_ARGUMENT;
@@ -45,6 +53,8 @@ cis_status cis_heif_open(const uint8_t *data, size_t size, cis_heif **out, cis_h
     header->width = heif_image_handle_get_width(file->primary);
     header->height = heif_image_handle_get_height(file->primary);
     header->has_alpha = heif_image_handle_has_alpha_channel(file->primary);
+    int wide = heif_image_handle_get_luma_bits_per_pixel(file->primary) > 8;
+    header->decode_bytes = decode_bytes(header->stored_width, header->stored_height, header->has_alpha, wide);
     if (heif_image_handle_get_number_of_thumbnails(file->primary) > 0) {
         heif_item_id id;
         struct heif_image_handle *thumbnail = NULL;
@@ -52,6 +62,8 @@ cis_status cis_heif_open(const uint8_t *data, size_t size, cis_heif **out, cis_h
         if (heif_image_handle_get_thumbnail(file->primary, id, &thumbnail).code == heif_error_Ok) {
             header->thumbnail_width = heif_image_handle_get_width(thumbnail);
             header->thumbnail_height = heif_image_handle_get_height(thumbnail);
+            header->thumbnail_decode_bytes = decode_bytes(header->thumbnail_width, header->thumbnail_height,
+                                                          header->has_alpha, heif_image_handle_get_luma_bits_per_pixel(thumbnail) > 8);
             heif_image_handle_release(thumbnail);
         }
     }
@@ -112,11 +124,15 @@ cis_status cis_heif_color_profile(const cis_heif *file, uint8_t **icc, size_t *i
     return CIS_OK;
 }
 
-cis_status cis_heif_decode(const cis_heif *file, int use_thumbnail, int with_alpha, cis_pixels *out,
-                           cis_message *message) {
+cis_status cis_heif_decode(const cis_heif *file, int use_thumbnail, int with_alpha, int64_t deadline_ns,
+                           cis_pixels *out, cis_message *message) {
     if (!file || !out || !message) return CIS_BAD_ARGUMENT;
     cis_message_clear(message);
     memset(out, 0, sizeof *out);
+    if (cis_deadline_passed(deadline_ns)) {
+        cis_message_set(message, CIS_TOO_SLOW_TEXT);
+        return CIS_TOO_SLOW;
+    }
     struct heif_image_handle *handle = file->primary;
     if (use_thumbnail) {
         heif_item_id id;
@@ -140,6 +156,11 @@ cis_status cis_heif_decode(const cis_heif *file, int use_thumbnail, int with_alp
     heif_decoding_options_free(options);
     if (handle != file->primary) heif_image_handle_release(handle);
     if (error.code != heif_error_Ok) return heif_failure(error, "cannot decode the HEIF image", message);
+    if (cis_deadline_passed(deadline_ns)) {
+        heif_image_release(image);
+        cis_message_set(message, CIS_TOO_SLOW_TEXT);
+        return CIS_TOO_SLOW;
+    }
 
     int width = heif_image_get_width(image, heif_channel_interleaved);
     int height = heif_image_get_height(image, heif_channel_interleaved);

@@ -20,7 +20,7 @@ typedef struct {
     struct jpeg_progress_mgr progress;
     jmp_buf jump;
     cis_status status;
-    int max_scans;
+    int64_t deadline_ns;
     char text[JMSG_LENGTH_MAX];
 } jpeg_failure;
 
@@ -65,29 +65,72 @@ static void jpeg_emit(j_common_ptr cinfo, int level) {
 
 static void jpeg_output_nothing(j_common_ptr cinfo) { (void)cinfo; }
 
-// Refuses progressive files with absurd scan counts (a CPU-time bomb).
+// Called by libjpeg once per row group, and per row group of every scan while a
+// progressive file is read in: stops a decode that has run past its deadline.
 static void jpeg_check_progress(j_common_ptr cinfo) {
     jpeg_failure *failure = (jpeg_failure *)cinfo->err;
-    if (!cinfo->is_decompressor || failure->max_scans <= 0) return;
-    j_decompress_ptr dinfo = (j_decompress_ptr)cinfo;
-    if (dinfo->input_scan_number > failure->max_scans) {
-        failure->status = CIS_CORRUPT;
-        snprintf(failure->text, sizeof failure->text,
-                 "progressive JPEG has more than %d scans", failure->max_scans);
+    if (cis_deadline_passed(failure->deadline_ns)) {
+        failure->status = CIS_TOO_SLOW;
+        snprintf(failure->text, sizeof failure->text, "%s", CIS_TOO_SLOW_TEXT);
         longjmp(failure->jump, 1);
     }
 }
 
-static struct jpeg_error_mgr *jpeg_failure_init(jpeg_failure *failure, int max_scans) {
+static struct jpeg_error_mgr *jpeg_failure_init(jpeg_failure *failure, int64_t deadline_ns) {
     memset(failure, 0, sizeof *failure);
     jpeg_std_error(&failure->base);
     failure->base.error_exit = jpeg_fail;
     failure->base.emit_message = jpeg_emit;
     failure->base.output_message = jpeg_output_nothing;
     failure->progress.progress_monitor = jpeg_check_progress;
-    failure->max_scans = max_scans;
+    failure->deadline_ns = deadline_ns;
     failure->status = CIS_CORRUPT;
     return &failure->base;
+}
+
+// Start-of-scan markers in a JPEG's bytes, without decoding: segments are skipped by
+// their lengths, and the entropy-coded data after each SOS up to the next marker (0xFF
+// followed by neither 0x00 stuffing nor a restart marker).
+enum { MARKER_RST0 = 0xD0, MARKER_RST7 = 0xD7, MARKER_EOI = 0xD9, MARKER_SOS = 0xDA };
+
+static int count_scans(const uint8_t *data, size_t size) {
+    int scans = 0;
+    size_t i = 2;  // past SOI
+    while (i + 1 < size) {
+        uint8_t marker = data[i + 1];
+        if (data[i] != 0xFF || marker == 0xFF) {  // stray bytes or fill before a marker
+            i++;
+            continue;
+        }
+        if (marker == MARKER_EOI) break;
+        if (marker == 0x00 || marker == 0x01 || (marker >= MARKER_RST0 && marker <= MARKER_RST7)) {  // no length
+            i += 2;
+            continue;
+        }
+        if (i + 3 >= size) break;
+        i += 2 + ((size_t)data[i + 2] << 8 | data[i + 3]);
+        if (marker != MARKER_SOS) continue;
+        scans++;
+        while (i + 1 < size &&
+               !(data[i] == 0xFF && data[i + 1] != 0x00 && !(data[i + 1] >= MARKER_RST0 && data[i + 1] <= MARKER_RST7)))
+            i++;
+    }
+    return scans;
+}
+
+// What decoding a file whose header `cinfo` has read takes at most: a multi-scan file's
+// coefficient buffer (every block of every component, padded to whole MCUs, as libjpeg's
+// jdcoefct.c allocates it) plus two row groups of full-width samples.
+static int64_t decode_bytes(j_decompress_ptr cinfo) {
+    int64_t bytes = 2 * (int64_t)cinfo->image_width * cinfo->num_components * cinfo->max_v_samp_factor * DCTSIZE;
+    if (!jpeg_has_multiple_scans(cinfo)) return bytes;
+    for (int c = 0; c < cinfo->num_components; c++) {
+        jpeg_component_info *component = &cinfo->comp_info[c];
+        int64_t across = (component->width_in_blocks + component->h_samp_factor - 1) / component->h_samp_factor;
+        int64_t down = (component->height_in_blocks + component->v_samp_factor - 1) / component->v_samp_factor;
+        bytes += across * component->h_samp_factor * down * component->v_samp_factor * (int64_t)sizeof(JBLOCK);
+    }
+    return bytes;
 }
 
 cis_status cis_jpeg_read_header(const uint8_t *data, size_t size, cis_jpeg_header *header,
@@ -98,7 +141,7 @@ cis_status cis_jpeg_read_header(const uint8_t *data, size_t size, cis_jpeg_heade
 
     struct jpeg_decompress_struct cinfo;
     jpeg_failure failure;
-    cinfo.err = jpeg_failure_init(&failure, 0);
+    cinfo.err = jpeg_failure_init(&failure, INT64_MAX);
     if (setjmp(failure.jump)) {
         jpeg_destroy_decompress(&cinfo);
         cis_message_set(message, failure.text);
@@ -111,6 +154,8 @@ cis_status cis_jpeg_read_header(const uint8_t *data, size_t size, cis_jpeg_heade
     header->height = (int)cinfo.image_height;
     header->components = cinfo.num_components;
     header->progressive = cinfo.progressive_mode ? 1 : 0;
+    header->scans = count_scans(data, size);
+    header->decode_bytes = decode_bytes(&cinfo);
     jpeg_destroy_decompress(&cinfo);
     return CIS_OK;
 }
@@ -188,7 +233,7 @@ static cis_status decoder_begin(cis_jpeg_decoder *decoder, const uint8_t *data, 
 }
 
 cis_status cis_jpeg_decoder_start(const uint8_t *data, size_t size, int scale_eighths, int fast,
-                                  int max_scans, cis_jpeg_decoder **decoder, int *width,
+                                  int64_t deadline_ns, cis_jpeg_decoder **decoder, int *width,
                                   int *height, cis_message *message) {
     if (!data || !decoder || !width || !height || !message || scale_eighths < 1 || scale_eighths > 16)
         return CIS_BAD_ARGUMENT;
@@ -199,7 +244,7 @@ cis_status cis_jpeg_decoder_start(const uint8_t *data, size_t size, int scale_ei
         cis_message_set(message, "no memory for a JPEG decoder");
         return CIS_NO_MEMORY;
     }
-    d->cinfo.err = jpeg_failure_init(&d->failure, max_scans);
+    d->cinfo.err = jpeg_failure_init(&d->failure, deadline_ns);
     cis_status status = decoder_begin(d, data, size, scale_eighths, fast, message);
     if (status != CIS_OK) {
         cis_jpeg_decoder_free(d);
@@ -260,7 +305,7 @@ cis_status cis_jpeg_encode(const uint8_t *pixels, int width, int height, int cha
     // Written by libjpeg through the pointer; always the current allocation.
     unsigned char *buffer = NULL;
     unsigned long buffer_size = 0;
-    cinfo.err = jpeg_failure_init(&failure, 0);
+    cinfo.err = jpeg_failure_init(&failure, INT64_MAX);
     if (setjmp(failure.jump)) {
         jpeg_destroy_compress(&cinfo);
         free(buffer);

@@ -42,6 +42,9 @@ cis_status cis_webp_read_header(const uint8_t *data, size_t size, cis_webp_heade
     header->width = features.width;
     header->height = features.height;
     header->has_alpha = features.has_alpha;
+    // VP8L keeps a whole ARGB image; lossy data with alpha a whole alpha plane.
+    int64_t extra = features.format == 2 ? 4 : (features.has_alpha ? 1 : 0);
+    header->decode_bytes = (int64_t)features.width * features.height * ((features.has_alpha ? 4 : 3) + extra);
     return CIS_OK;
 }
 
@@ -75,7 +78,11 @@ cis_status cis_webp_chunk(const uint8_t *data, size_t size, const char *fourcc, 
     return CIS_OK;
 }
 
-cis_status cis_webp_decode(const uint8_t *data, size_t size, int with_alpha, cis_pixels *out, cis_message *message) {
+// Bytes handed to the incremental decoder between two looks at the deadline.
+#define CIS_WEBP_SLICE 65536
+
+cis_status cis_webp_decode(const uint8_t *data, size_t size, int with_alpha, int64_t deadline_ns, cis_pixels *out,
+                           cis_message *message) {
     if (!data || !out || !message) return CIS_BAD_ARGUMENT;
     cis_message_clear(message);
     memset(out, 0, sizeof *out);
@@ -93,12 +100,28 @@ cis_status cis_webp_decode(const uint8_t *data, size_t size, int with_alpha, cis
         return CIS_NO_MEMORY;
     }
     memset(pixels + total, 0, CIS_PIXEL_PADDING);
-    uint8_t *done = with_alpha ? WebPDecodeRGBAInto(data, size, pixels, total, (int)row_bytes)
-                               : WebPDecodeRGBInto(data, size, pixels, total, (int)row_bytes);
-    if (!done) {
+    WebPIDecoder *decoder = WebPINewRGB(with_alpha ? MODE_RGBA : MODE_RGB, pixels, total, (int)row_bytes);
+    if (!decoder) {
         free(pixels);
-        cis_message_set(message, "the WebP image data is truncated or corrupt");
-        return CIS_CORRUPT;
+        cis_message_set(message, "no memory for a WebP decoder");
+        return CIS_NO_MEMORY;
+    }
+    VP8StatusCode status = VP8_STATUS_SUSPENDED;
+    size_t fed = 0;
+    int late = 0;
+    while (status == VP8_STATUS_SUSPENDED && fed < size && !(late = cis_deadline_passed(deadline_ns))) {
+        fed += size - fed < CIS_WEBP_SLICE ? size - fed : CIS_WEBP_SLICE;
+        status = WebPIUpdate(decoder, data, fed);
+    }
+    WebPIDelete(decoder);
+    if (status != VP8_STATUS_OK) {
+        free(pixels);
+        if (late) {
+            cis_message_set(message, CIS_TOO_SLOW_TEXT);
+            return CIS_TOO_SLOW;
+        }
+        return vp8_failure(status == VP8_STATUS_SUSPENDED ? VP8_STATUS_NOT_ENOUGH_DATA : status,
+                           "the WebP image data is truncated or corrupt", message);
     }
     out->pixels = pixels;
     out->width = width;

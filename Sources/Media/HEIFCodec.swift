@@ -57,11 +57,12 @@ final class HEIFFile {
     }
 
     /// The primary image, or its embedded thumbnail, decoded upright (rotation, mirroring
-    /// and crop applied) to RGBA when `withAlpha`, else RGB.
-    func decode(thumbnail: Bool, withAlpha: Bool) throws(SpotError) -> PixelBuffer {
+    /// and crop applied) to RGBA when `withAlpha`, else RGB. libheif cannot be stopped midway:
+    /// `deadline` is checked before and after.
+    func decode(thumbnail: Bool, withAlpha: Bool, deadline: DecodeDeadline) throws(SpotError) -> PixelBuffer {
         var pixels = cis_pixels()
         var message = cis_message()
-        try check(cis_heif_decode(file, thumbnail ? 1 : 0, withAlpha ? 1 : 0, &pixels, &message), message, doing: "decode the \(formatName) image", format: formatName)
+        try check(cis_heif_decode(file, thumbnail ? 1 : 0, withAlpha ? 1 : 0, deadline.nanoseconds, &pixels, &message), message, doing: "decode the \(formatName) image", format: formatName)
         return PixelBuffer(adopting: pixels)
     }
 }

@@ -9,13 +9,14 @@ final class JPEGDecoder: PixelRows {
     var channels: Int { 3 }
     private let row: UnsafeMutablePointer<UInt8>
 
-    /// Starts decoding at `scaleEighths`/8 of the stored size. `bytes` must outlive the decoder.
-    init(_ bytes: UnsafeBufferPointer<UInt8>, scaleEighths: Int) throws(SpotError) {
+    /// Starts decoding at `scaleEighths`/8 of the stored size; every step after `deadline`
+    /// fails. `bytes` must outlive the decoder.
+    init(_ bytes: UnsafeBufferPointer<UInt8>, scaleEighths: Int, deadline: DecodeDeadline) throws(SpotError) {
         var decoder: OpaquePointer?
         var width: Int32 = 0, height: Int32 = 0
         var message = cis_message()
         let status = cis_jpeg_decoder_start(
-            bytes.baseAddress!, bytes.count, Int32(scaleEighths), 0, JPEGCodec.maxScans, &decoder, &width, &height, &message)
+            bytes.baseAddress!, bytes.count, Int32(scaleEighths), 0, deadline.nanoseconds, &decoder, &width, &height, &message)
         try check(status, message, doing: "decode the JPEG")
         self.decoder = decoder!
         self.width = Int(width)
@@ -45,8 +46,9 @@ final class JPEGDecoder: PixelRows {
 
 /// JPEG header reading and encoding through the C shims.
 enum JPEGCodec {
-    /// Scans a progressive JPEG may have before it counts as a CPU-time bomb.
-    static let maxScans: Int32 = 500
+    /// Scans a progressive JPEG may have before it counts as a CPU-time bomb (each scan
+    /// passes over the whole image; encoders write about 10).
+    static let maxScans = 500
 
     static func header(_ bytes: UnsafeBufferPointer<UInt8>) throws(SpotError) -> cis_jpeg_header {
         var header = cis_jpeg_header()

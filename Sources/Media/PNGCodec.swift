@@ -1,7 +1,53 @@
 import CImageSupport
 import SpotCore
 
-/// PNG header reading, decoding and encoding through the C shims (libpng's simplified API).
+/// A PNG being decoded to 8-bit RGB (RGBA when it has alpha), row by row; owns the C decoder.
+final class PNGDecoder: PixelRows {
+    private let decoder: OpaquePointer
+    let width: Int
+    let height: Int
+    let channels: Int
+    private let row: UnsafeMutablePointer<UInt8>
+
+    /// Starts decoding; every step after `deadline` fails. `bytes` must outlive the decoder.
+    init(_ bytes: UnsafeBufferPointer<UInt8>, deadline: DecodeDeadline) throws(SpotError) {
+        var decoder: OpaquePointer?
+        var width: Int32 = 0, height: Int32 = 0, channels: Int32 = 0
+        var message = cis_message()
+        let status = cis_png_decoder_start(bytes.baseAddress!, bytes.count, deadline.nanoseconds, &decoder, &width, &height, &channels, &message)
+        try check(status, message, doing: "decode the PNG", format: "PNG")
+        self.decoder = decoder!
+        self.width = Int(width)
+        self.height = Int(height)
+        self.channels = Int(channels)
+        let count = Int(width) * Int(channels) + Int(CIS_PIXEL_PADDING)
+        row = .allocate(capacity: count)
+        row.initialize(repeating: 0, count: count)
+    }
+
+    deinit {
+        cis_png_decoder_free(decoder)
+        row.deallocate()
+    }
+
+    /// The next row, valid until the next call.
+    func nextRow() throws(SpotError) -> UnsafePointer<UInt8> {
+        var message = cis_message()
+        try check(cis_png_decoder_read_row(decoder, row, &message), message, doing: "decode the PNG", format: "PNG")
+        return UnsafePointer(row)
+    }
+
+    /// Decodes the rows not read yet, checks the file runs complete to its end, and tells
+    /// whether every pixel was opaque.
+    func finish() throws(SpotError) -> Bool {
+        var opaque: Int32 = 0
+        var message = cis_message()
+        try check(cis_png_decoder_finish(decoder, &opaque, &message), message, doing: "decode the PNG", format: "PNG")
+        return opaque != 0
+    }
+}
+
+/// PNG header reading and encoding through the C shims (the encoder is libpng's simplified API).
 enum PNGCodec {
     static func header(_ bytes: UnsafeBufferPointer<UInt8>) throws(SpotError) -> cis_png_header {
         var header = cis_png_header()
@@ -9,16 +55,6 @@ enum PNGCodec {
         let status = cis_png_read_header(bytes.baseAddress!, bytes.count, &header, &message)
         try check(status, message, doing: "read the PNG header", format: "PNG")
         return header
-    }
-
-    /// Decodes to RGBA when `withAlpha`, else RGB (composited over white).
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, withAlpha: Bool, maxPixels: Int) throws(SpotError) -> PixelBuffer {
-        var pixels = cis_pixels()
-        var message = cis_message()
-        let status = cis_png_decode(
-            bytes.baseAddress!, bytes.count, withAlpha ? 1 : 0, Int64(maxPixels), &pixels, &message)
-        try check(status, message, doing: "decode the PNG", format: "PNG")
-        return PixelBuffer(adopting: pixels)
     }
 
     /// Encodes RGB or RGBA; no metadata chunks.

@@ -22,6 +22,11 @@ func check(_ status: cis_status, _ message: cis_message, doing action: String, f
         throw SpotError(
             .invalidContent,
             "The \(format) image is truncated or corrupt (\(detail)); upload the complete, undamaged file.")
+    case CIS_TOO_SLOW:
+        throw SpotError(
+            .invalidContent,
+            "The \(format) image takes too long to decode (\(detail)); upload a smaller one (fewer pixels; for JPEG, "
+                + "baseline rather than progressive).")
     case CIS_NO_MEMORY:
         throw SpotError(.internal, "Not enough memory to \(action) (\(detail)).")
     default:

@@ -69,7 +69,8 @@ struct ThumbnailPlan {
         return targets.flatMap { made[$0.size] ?? [] }
     }
 
-    private static func resize(_ rows: some PixelRows, to target: Target) throws(SpotError) -> PixelBuffer {
+    /// `rows` resampled to `target`'s size (or read as they are when already that size).
+    static func resize(_ rows: some PixelRows, to target: Target) throws(SpotError) -> PixelBuffer {
         if rows.width == target.width && rows.height == target.height { return try PixelBuffer.reading(rows) }
         return try Resampler.resize(rows, width: target.width, height: target.height)
     }

@@ -30,11 +30,11 @@ enum WebPCodec {
         payload.starts(with: Array("Exif\0\0".utf8)) ? payload.dropFirst(6) : payload
     }
 
-    /// Decodes to RGBA when `withAlpha`, else RGB.
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, withAlpha: Bool) throws(SpotError) -> PixelBuffer {
+    /// Decodes to RGBA when `withAlpha`, else RGB; refused once `deadline` passes.
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, withAlpha: Bool, deadline: DecodeDeadline) throws(SpotError) -> PixelBuffer {
         var pixels = cis_pixels()
         var message = cis_message()
-        try check(cis_webp_decode(bytes.baseAddress!, bytes.count, withAlpha ? 1 : 0, &pixels, &message), message, doing: "decode the WebP image", format: "WebP")
+        try check(cis_webp_decode(bytes.baseAddress!, bytes.count, withAlpha ? 1 : 0, deadline.nanoseconds, &pixels, &message), message, doing: "decode the WebP image", format: "WebP")
         return PixelBuffer(adopting: pixels)
     }
 

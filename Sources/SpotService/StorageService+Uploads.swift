@@ -88,7 +88,7 @@ extension StorageService {
                 throw SpotError(.badRequest, "the bytes received do not have the md5Hash the client gave; nothing was stored")
             }
             let judged = try judge(staged, authorized)
-            let analysis = try await analyze(judged, makesThumbnails: authorized.limits.makesThumbnails)
+            let analysis = try await analyze(judged, makesThumbnails: authorized.limits.makesThumbnails, for: authorized.owner)
             var new = try await put(judged, analysis, as: authorized)
             new.md5 = staged.md5
             new.settings = details.settings
@@ -204,8 +204,9 @@ extension StorageService {
     }
 
     /// EXIF, place and thumbnails of an image (known ones reused, unless they were made
-    /// before WebP thumbnails were); nothing for other content.
-    func analyze(_ judged: JudgedUpload, makesThumbnails: Bool) async throws -> UploadAnalysis {
+    /// before WebP thumbnails were); nothing for other content. The decode takes one of
+    /// `owner`'s share of the image slots (`""`, anonymous uploaders, share one).
+    func analyze(_ judged: JudgedUpload, makesThumbnails: Bool, for owner: String) async throws -> UploadAnalysis {
         guard makesThumbnails, judged.format != nil else { return UploadAnalysis() }
         if let known = try await catalog.photoDetails(of: judged.staged.digest),
            known.thumbnails.isEmpty || known.thumbnails.contains(where: \.isWebP) {
@@ -215,7 +216,7 @@ extension StorageService {
         let path = judged.staged.path
         let started = ContinuousClock.now
         defer { observer?.analyzedImage(in: ContinuousClock.now - started) }
-        let analysis = try await imageWork.run {
+        let analysis = try await imageWork.run(for: owner) {
             try analyzer.analyze([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         }
         var result = UploadAnalysis(photo: analysis.metadata)

@@ -61,20 +61,20 @@ struct DecodedImage {
 
     init(jpeg bytes: [UInt8]) throws {
         let buffer = try bytes.withUnsafeBufferPointer { b throws(SpotError) in
-            try PixelBuffer.reading(JPEGDecoder(b, scaleEighths: 8))
+            try PixelBuffer.reading(JPEGDecoder(b, scaleEighths: 8, deadline: .after(.seconds(60))))
         }
         self.init(buffer)
     }
 
     init(png bytes: [UInt8]) throws {
         let buffer = try bytes.withUnsafeBufferPointer { b throws(SpotError) in
-            try PNGCodec.decode(b, withAlpha: true, maxPixels: 0)
+            try PixelBuffer.reading(PNGDecoder(b, deadline: .after(.seconds(60))))
         }
         self.init(buffer)
     }
 
     init(webP bytes: [UInt8], withAlpha: Bool = false) throws {
-        let buffer = try bytes.withUnsafeBufferPointer { b throws(SpotError) in try WebPCodec.decode(b, withAlpha: withAlpha) }
+        let buffer = try bytes.withUnsafeBufferPointer { b throws(SpotError) in try WebPCodec.decode(b, withAlpha: withAlpha, deadline: .after(.seconds(60))) }
         self.init(buffer)
     }
 
