@@ -21,6 +21,8 @@ public enum LocationStripper {
     ///     is dropped.
     ///   - An APP1 or APP13 segment whose length runs past the end of the data is dropped with the rest.
     ///   - Markers that cannot be walked end the walk: the rest is copied unchanged.
+    ///   - Whatever follows the image's EOI (the second image of an MPF file, a phone
+    ///     maker's trailer, each with metadata of its own) is dropped, unless it is padding.
     /// - PNG: `eXIf` chunks and text chunks holding XMP (`XML:com.adobe.xmp`) or an
     ///   ImageMagick raw Exif, APP1, XMP, IPTC or Photoshop profile are dropped, also when
     ///   truncated at the end.
@@ -88,8 +90,38 @@ public enum LocationStripper {
             }
         }
         if let start = truncatedFrom { dropped.append(start..<bytes.count) }
+        // What follows the image (a second image of MPF, a phone's trailer) carries metadata
+        // of its own: only the first image is served. Padding (zero or 0xFF bytes) stays.
+        if position + 1 < bytes.count, bytes[position + 1] == 0xDA, let end = endOfImage(bytes, scanStart: position),
+           bytes[end...].contains(where: { $0 != 0x00 && $0 != 0xFF }) {
+            dropped.append(end..<bytes.count)
+        }
         for range in dropped.reversed() { output.removeSubrange(range) }
         return output
+    }
+
+    /// Where the JPEG image whose first scan starts at `scanStart` ends (just past its EOI),
+    /// walking its entropy-coded data (stuffed `FF 00`, restart markers, fill bytes) and the
+    /// segments between its scans by their lengths; `nil` when it is cut short.
+    static func endOfImage(_ bytes: [UInt8], scanStart: Int) -> Int? {
+        var position = scanStart
+        while position + 1 < bytes.count {
+            guard bytes[position] == 0xFF else {
+                position += 1
+                continue
+            }
+            switch bytes[position + 1] {
+            case 0xFF: position += 1
+            case 0x00, 0xD0...0xD7: position += 2
+            case 0xD9: return position + 2
+            default:
+                guard position + 4 <= bytes.count else { return nil }
+                let length = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
+                guard length >= 2 else { return nil }
+                position += 2 + length
+            }
+        }
+        return nil
     }
 
     // MARK: PNG

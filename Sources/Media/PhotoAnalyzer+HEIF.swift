@@ -10,6 +10,10 @@ extension PhotoAnalyzer {
     func analyzeHEIF(_ buffer: UnsafeBufferPointer<UInt8>, format: ImageFormat, until deadline: DecodeDeadline) throws(SpotError) -> PhotoAnalysis {
         let file = try HEIFFile(buffer, format: format)
         let header = file.header
+        // Without its size (`ispe`), what decoding would take cannot be bounded beforehand.
+        guard header.stored_width > 0, header.stored_height > 0 else {
+            throw SpotError(.invalidContent, "The \(file.formatName) image does not give its size (no ispe property), so what decoding it takes cannot be checked; it is refused. Save it again with another program.")
+        }
         try checkPixelCount(width: Int(header.stored_width), height: Int(header.stored_height))
         let exif = try file.exifTIFF().map(ExifReader.read(tiffStructure:)) ?? ExifFields()
         let width = Int(header.width), height = Int(header.height)

@@ -14,9 +14,10 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// Validates `bucket` and `name`.
     /// - Throws: `SpotError(.badRequest)` naming the problem: an invalid bucket, an empty
     ///   or overlong name, a leading or trailing `/`, an empty, `.` or `..` segment, a
-    ///   control character (NUL included), an invisible character (zero-width, bidirectional
-    ///   override; see `UnicodeIdentity.invisibleProblem`), or a `/` that a neighbouring mark
-    ///   joins into one character (`/` + U+0301).
+    ///   control character (NUL included), or a `/` that a neighbouring mark joins into one
+    ///   character (`/` + U+0301). Names that look like others are refused only when a new
+    ///   object would get one (`UnicodeIdentity.invisibleProblem`), so objects stored before
+    ///   that rule stay readable and deletable.
     public init(bucket: String, name: String) throws(SpotError) {
         try Self.validate(bucket: bucket)
         // ASCII is its own NFC form; Foundation's normalisation costs as much as a catalog read.
@@ -27,9 +28,6 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
         }
         guard !normalized.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw SpotError(.badRequest, "the object name contains a control character (such as NUL)")
-        }
-        if !normalized.utf8.allSatisfy({ $0 < 0x80 }), let problem = UnicodeIdentity.invisibleProblem(inName: normalized) {
-            throw SpotError(.badRequest, "the object name cannot be used: \(problem)")
         }
         // The checks below read characters; SQLite, listings and file systems split bytes.
         // They agree only when every '/' is a character of its own.

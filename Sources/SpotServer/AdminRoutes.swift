@@ -81,12 +81,9 @@ struct AdminRoutes: ServiceRoutes {
         case "replace": replaces = true
         case let other?: throw SpotError(.badRequest, "downloadTokens=\(other) is not known: give downloadTokens=replace, or nothing")
         }
-        try await service.revokeTokens(of: uid)
+        let replaced = try await service.revokeTokens(of: uid, replacingDownloadTokens: replaces)
         log(admin, "revoke tokens", uid, context)
-        if replaces {
-            let count = try await service.replaceDownloadTokens(of: uid)
-            log(admin, "replace download tokens", uid, context, ["objects": "\(count)"])
-        }
+        if let replaced { log(admin, "replace download tokens", uid, context, ["objects": "\(replaced)"]) }
         return Response(status: .noContent)
     }
 

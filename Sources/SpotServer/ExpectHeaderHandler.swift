@@ -59,6 +59,7 @@ extension HTTPResponsePart {
         let body = ErrorBody.json(status: status, message: message)
         var headers = HTTPFields.json
         headers[.contentLength] = String(body.readableBytes)
+        headers[.xContentTypeOptions] = "nosniff"  // written here, past NoSniffMiddleware
         if closing { headers[.connection] = "close" }
         return [.head(HTTPResponse(status: status, headerFields: headers)), .body(body), .end(nil)]
     }

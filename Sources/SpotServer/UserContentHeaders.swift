@@ -29,7 +29,10 @@ enum UserContentHeaders {
     /// attachment; then an attachment under the object's file name.
     static func disposition(for contentType: String, asked: String?, fileName: String) -> String? {
         if isPassive(contentType) { return asked }
-        if let asked, asked.lowercased().trimmingCharacters(in: .whitespaces).hasPrefix("attachment") { return asked }
+        if let asked, !asked.contains(","),
+           asked.prefix(while: { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased() == "attachment" {
+            return asked
+        }
         return "attachment; filename*=UTF-8''\(ObjectPath.urlSegment(fileName))"
     }
 
@@ -44,15 +47,5 @@ enum UserContentHeaders {
 
     private static func isTokenCharacter(_ character: Character) -> Bool {
         character.isASCII && (character.isLetter || character.isNumber || "!#$%&'*+-.^_`|~".contains(character))
-    }
-}
-
-/// `X-Content-Type-Options: nosniff` on every answer, errors included, so no browser reads
-/// an object (or anything else) as a type other than the one it is served with.
-struct NoSniffMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var response = try await next(request, context)
-        response.headers[.xContentTypeOptions] = "nosniff"
-        return response
     }
 }

@@ -89,7 +89,7 @@ extension StorageService {
     }
 
     /// The token made on upload for `object`, as its owner's epoch now derives it.
-    private func automaticDownloadToken(of object: StoredObject) async throws -> String? {
+    private func currentAutomaticDownloadToken(of object: StoredObject) async throws -> String? {
         guard configuration.makesDownloadTokens else { return nil }
         let epoch = try await catalog.user(uid: object.owner)?.downloadTokenEpoch ?? 0
         return automaticDownloadToken(of: object.path, generation: object.generation, epoch: epoch)
@@ -98,7 +98,7 @@ extension StorageService {
     /// The download token a reader of `object` sees in its metadata: the one made on upload,
     /// while it is not revoked; `nil` otherwise.
     public func visibleDownloadToken(of object: StoredObject) async throws -> String? {
-        guard let token = try await automaticDownloadToken(of: object),
+        guard let token = try await currentAutomaticDownloadToken(of: object),
               let opened = try await catalog.object(at: object.path, downloadTokenDigest: Tokens.digest(of: token)),
               opened.generation == object.generation
         else { return nil }
@@ -143,17 +143,24 @@ extension StorageService {
     /// was stolen): those made on request are revoked, and the one made on upload, which
     /// apps keep in their stored photo URLs, is replaced by a new one readers see.
     /// - Returns: how many objects got a new token.
-    /// - Throws: `.notFound` when there is no such user; `.notFound` when download tokens
-    ///   are off on this server (`serve --no-download-tokens`) or it has no signing key.
+    /// - Throws: `.notFound` when there is no such user, or when this server makes no
+    ///   download tokens (`serve --no-download-tokens`, or no signing key).
     public func replaceDownloadTokens(of uid: String) async throws -> Int {
-        guard configuration.makesDownloadTokens, let key = configuration.signingKey else {
-            throw SpotError(.notFound, "this server makes no download tokens (started with --no-download-tokens), so it cannot replace them")
-        }
+        let key = try downloadTokenKey()
         let derive: @Sendable (ObjectPath, Int64, Int) -> Digest = { path, generation, epoch in
             Tokens.digest(of: Tokens.derived(from: key, message: Self.automaticTokenMessage(path, generation, epoch)))
         }
         guard let count = try await catalog.replaceDownloadTokens(ownedBy: uid, with: derive) else { throw Self.noSuchUser(uid) }
         return count
+    }
+
+    /// The key tokens made on upload are derived with.
+    /// - Throws: `.notFound` when this server makes none.
+    func downloadTokenKey() throws(SpotError) -> [UInt8] {
+        guard configuration.makesDownloadTokens, let key = configuration.signingKey else {
+            throw SpotError(.notFound, "this server makes no download tokens (started with --no-download-tokens), so it cannot replace them")
+        }
+        return key
     }
 
     /// The object at `path` if `user` may read it and owns it.

@@ -155,10 +155,15 @@ extension StorageService {
 
     /// How the policy decides on an upload to `path` given the state of its spot, and
     /// whether it would make a new object.
+    /// - Throws: `.badRequest` when a new object would get a name that looks like another
+    ///   (`UnicodeIdentity.invisibleProblem`); the policy's refusal.
     func uploadDecision(_ path: ObjectPath, by user: User?, contentType: String, declaredSize: Int64?, metadata: [String: String]) async throws
     -> (isNewObject: Bool, decide: @Sendable (SpotState?) throws(SpotError) -> AuthorizedUpload) {
         let existing = try await catalog.object(at: path)
         let isNewObject = existing == nil
+        if isNewObject, let problem = UnicodeIdentity.invisibleProblem(inName: path.name) {
+            throw SpotError(.badRequest, "the object name cannot be used: \(problem)")
+        }
         let request = AccessRequest(
             auth: user.map(Self.auth), operation: isNewObject ? .create : .update, bucket: path.bucket, name: path.name,
             resource: existing, incoming: IncomingObject(size: declaredSize ?? 0, contentType: contentType, metadata: metadata))

@@ -96,9 +96,17 @@ extension StorageService {
         return token
     }
 
-    /// Makes every token of `uid` stop working at once; its objects stay.
-    public func revokeTokens(of uid: String) async throws {
+    /// Makes every token of `uid` stop working at once, and with them the links `uid` made
+    /// (signed URLs, download tokens made on request); its objects stay. With
+    /// `replacingDownloadTokens`, the download tokens on its objects are replaced too
+    /// (`replaceDownloadTokens(of:)`), after checking that this server can, so that a
+    /// refusal changes nothing.
+    /// - Returns: how many objects got a new download token; `nil` without `replacingDownloadTokens`.
+    @discardableResult
+    public func revokeTokens(of uid: String, replacingDownloadTokens: Bool = false) async throws -> Int? {
+        if replacingDownloadTokens { _ = try downloadTokenKey() }
         guard try await catalog.revokeTokens(of: uid) else { throw Self.noSuchUser(uid) }
+        return replacingDownloadTokens ? try await replaceDownloadTokens(of: uid) : nil
     }
 
     /// Users by uid, after `uid` and at most `limit` when given.

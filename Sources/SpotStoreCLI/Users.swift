@@ -124,7 +124,7 @@ extension SpotStoreCommand.Users {
         @Flag(help: "Also replace the download tokens on the user's objects: the ones made on upload get new values (readers see them; URLs with the old ones stop working), and every other is revoked.")
         var downloadTokens = false
 
-        @Option(help: ArgumentHelp("With --download-tokens, on a server started with --signing-key: that key file.", valueName: "file"))
+        @Option(help: ArgumentHelp("With --download-tokens, on servers started with --signing-key: that key file (with another key, readers would see no token; run again with the right one).", valueName: "file"))
         var signingKey: String?
 
         func validate() throws {
@@ -133,8 +133,7 @@ extension SpotStoreCommand.Users {
 
         func run() async throws {
             let replaced = try await storeOptions.layout.withService(signing: downloadTokens, signingKeyFile: signingKey) { service in
-                try await service.revokeTokens(of: uid)
-                return downloadTokens ? try await service.replaceDownloadTokens(of: uid) : nil
+                try await service.revokeTokens(of: uid, replacingDownloadTokens: downloadTokens)
             }
             print("revoked every token of \(uid) and the links \(uid) made" + (replaced.map { "; replaced the download tokens of \($0) objects" } ?? ""))
         }

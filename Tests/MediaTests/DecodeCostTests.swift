@@ -24,6 +24,21 @@ import Testing
         #expect(try scans(BombImages.progressiveJPEG(width: 64, height: 64, scans: 37)) == 37)
     }
 
+    /// A HEIF that does not give its size cannot have its decode bounded: refused, with
+    /// the size check's message when libheif reads the file at all.
+    @Test func aHEIFWithoutItsSizeIsRefused() throws {
+        var bytes = try Fixtures.bytes("heif/gps.heic")
+        let ispe = Array("ispe".utf8)
+        var found = 0
+        for start in 0...(bytes.count - 4) where Array(bytes[start..<(start + 4)]) == ispe {
+            bytes[start] = UInt8(ascii: "x")
+            found += 1
+        }
+        #expect(found > 0)
+        let error = try #require(refusal(bytes))
+        #expect(error.kind == .invalidContent, "\(error.message)")
+    }
+
     @Test func aJPEGWithTooManyScansIsRefusedBeforeDecoding() throws {
         // Its scans hold no valid data: decoding any of them would fail with another message.
         let error = try #require(refusal(BombImages.progressiveJPEG(width: 64, height: 64, scans: 694)))

@@ -65,6 +65,29 @@ import Testing
         }
     }
 
+    /// A second image after the first (MPF, as phones append a preview or depth map) has
+    /// Exif of its own: only the first image is served, stripped.
+    @Test func whatFollowsTheImageGoesWithItsPosition() throws {
+        let single = try Fixtures.bytes("gps.jpg")
+        let stripped = try strip(single)
+        let appended = try strip(single + single)
+        #expect(appended == stripped)
+        #expect(ExifReader.read(jpeg: appended).location == nil)
+        // A progressive image: its scans and the tables between them are walked, not searched.
+        let progressive = try Fixtures.bytes("geotagged/paris.jpg")
+        #expect(LocationStripper.endOfImage(progressive + [0xFF, 0xD8], scanStart: try #require(firstScan(progressive))) == progressive.count)
+    }
+
+    /// Where the first SOS marker of `jpeg` is, walking its segments.
+    func firstScan(_ jpeg: [UInt8]) -> Int? {
+        var position = 2
+        while position + 4 <= jpeg.count, jpeg[position] == 0xFF {
+            if jpeg[position + 1] == 0xDA { return position }
+            position += 2 + (Int(jpeg[position + 2]) << 8 | Int(jpeg[position + 3]))
+        }
+        return nil
+    }
+
     @Test func parisLatitudeAndLongitudeBytesAreGone() throws {
         let original = try Fixtures.bytes("geotagged/paris.jpg")
         let stripped = try strip(original)

@@ -203,15 +203,13 @@ import Testing
     // MARK: Model
 
     /// Whether `name` is valid by the rules stated byte-wise on its NFC form: 1…1024 bytes,
-    /// no control character (C0, DEL, C1), no invisible character (`UnicodeIdentity`'s rule,
-    /// tested on its own in `ObjectPathTests`), no leading or trailing `/`, no empty, `.` or
-    /// `..` segment, and every `/` a character of its own.
+    /// no control character (C0, DEL, C1), no leading or trailing `/`, no empty, `.` or `..`
+    /// segment, and every `/` a character of its own.
     static func modelAccepts(_ name: String) -> Bool {
         let nfc = name.precomposedStringWithCanonicalMapping
         let bytes = Array(nfc.utf8)
         guard (1...ObjectPath.maxNameBytes).contains(bytes.count) else { return false }
         guard !nfc.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return false }
-        guard UnicodeIdentity.invisibleProblem(inName: nfc) == nil else { return false }
         let segments = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard segments.allSatisfy({ !$0.isEmpty && !$0.elementsEqual([0x2E]) && !$0.elementsEqual([0x2E, 0x2E]) }) else { return false }
         return nfc.count(where: { $0 == "/" }) == segments.count - 1

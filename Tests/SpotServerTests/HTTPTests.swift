@@ -262,3 +262,30 @@ func containsExif(_ bytes: [UInt8]) -> Bool {
     let signature = Array("Exif\0\0".utf8)
     return bytes.count > 6 && (0..<(bytes.count - 6)).contains { Array(bytes[$0..<$0 + 6]) == signature }
 }
+
+/// Names of new objects.
+extension HTTPTests {
+    /// A new object never gets a name that looks like another (a second spot `ei` + U+200B +
+    /// `ffel` beside `eiffel`); one stored before that rule stays readable and deletable.
+    @Test func namesThatLookLikeOthersAreRefusedForNewObjectsOnly() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        let bytes = try fixture("photos/rocket.jpg")
+        try await app(store).test(.router) { client in
+            for name in ["ei%E2%80%8Bffel%2F1.jpg", "%F0%9F%93%B7%EF%B8%8Fspot%2F1.jpg", "spot%C2%A0x%2F1.jpg"] {
+                let response = try await client.execute(uri: "/v0/b/spots/o/\(name)", method: .put, headers: auth(token), body: ByteBuffer(bytes: bytes))
+                #expect(response.status == .badRequest, "\(name)")
+                #expect(try errorMessage(response).contains("would make two names look the same"))
+            }
+            let old = try ObjectPath(bucket: "spots", name: "family/\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}.jpg")
+            _ = try await store.service.catalog.commit(
+                NewObject(path: old, digest: Digest(bytes: Array(repeating: 7, count: 32)), size: 10, contentType: "image/jpeg", owner: "alice"),
+                admission: SpotAdmission())
+            let uri = "/v0/b/spots/o/\(ObjectPath.urlSegment(old.name))"
+            #expect(try await client.execute(uri: uri, method: .get, headers: auth(token)).status == .ok)
+            let listing = try await client.execute(uri: "/v0/b/spots/o?prefix=family%2F", method: .get, headers: auth(token))
+            #expect((try json(listing)["items"] as? [Any])?.count == 1)
+            #expect(try await client.execute(uri: uri, method: .delete, headers: auth(token)).status == .noContent)
+        }
+    }
+}

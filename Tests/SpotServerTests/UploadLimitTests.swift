@@ -60,7 +60,7 @@ import TestSupport
             let connection = try RawHTTPConnection(port: try #require(client.port))
             try await connection.send(Self.putHead("bay%2Ffast.jpg", token: token, length: photo.count))
             for start in stride(from: 0, to: photo.count, by: 64 << 10) { try await connection.send(Array(photo[start..<min(photo.count, start + (64 << 10))])) }
-            let (head, body) = try await connection.receiveResponse(limit: 10)
+            let (head, body) = try await connection.receiveResponse(limit: 120)
             #expect(head.status == 200, "\(head) \(String(decoding: body, as: UTF8.self))")
         }
     }
