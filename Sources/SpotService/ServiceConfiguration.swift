@@ -17,6 +17,11 @@ public struct ServiceConfiguration: Sendable {
     public var thumbnailSizes: [Int]
     /// Images with more pixels are refused before decoding.
     public var maxPixels: Int
+    /// The memory one decode may take (bytes), predicted from the image's header; a larger
+    /// decode is refused before it starts.
+    public var maxDecodeBytes: Int
+    /// How long one decode may run before it is stopped and its image refused.
+    public var decodeTimeLimit: Duration
 
     /// How many images are decoded at once; more uploads wait their turn.
     public var imageWorkers: Int
@@ -37,6 +42,7 @@ public struct ServiceConfiguration: Sendable {
 
     public init(
         temporaryDirectory: String, thumbnailSizes: [Int] = [256, 1024], maxPixels: Int = 100_000_000,
+        maxDecodeBytes: Int = 256 << 20, decodeTimeLimit: Duration = .seconds(10),
         imageWorkers: Int = ProcessInfo.processInfo.activeProcessorCount, signingKey: [UInt8]? = nil,
         quarantineDirectory: String? = nil, leaseDuration: TimeInterval = 3600, makesDownloadTokens: Bool = true,
         uploadExpiry: TimeInterval = 24 * 3600, maxOpenUploadSessions: Int = 100, uploadSessionDirectory: String? = nil,
@@ -53,6 +59,8 @@ public struct ServiceConfiguration: Sendable {
         self.temporaryDirectory = temporaryDirectory
         self.thumbnailSizes = thumbnailSizes
         self.maxPixels = maxPixels
+        self.maxDecodeBytes = maxDecodeBytes
+        self.decodeTimeLimit = decodeTimeLimit
         self.imageWorkers = imageWorkers
     }
 }

@@ -39,7 +39,9 @@ public struct StorageService: Sendable {
         self.configuration = configuration
         self.writer = try BlobWriter(temporaryDirectory: configuration.temporaryDirectory)
         self.sessionFiles = try configuration.uploadSessionDirectory.map(UploadSessionFiles.init(directory:))
-        self.analyzer = PhotoAnalyzer(thumbnailSizes: configuration.thumbnailSizes, makesWebP: true, maxPixels: configuration.maxPixels)
+        self.analyzer = PhotoAnalyzer(
+            thumbnailSizes: configuration.thumbnailSizes, makesWebP: true, maxPixels: configuration.maxPixels,
+            maxDecodeBytes: configuration.maxDecodeBytes, decodeTimeLimit: configuration.decodeTimeLimit)
         self.imageWork = OffPoolRunner(width: configuration.imageWorkers)
     }
 

@@ -73,6 +73,12 @@ extension SpotStoreCommand {
         @Option(help: ArgumentHelp("How long a resumable upload session lives without receiving bytes before it is removed with its bytes (like 24h or 30m).", valueName: "duration"))
         var uploadExpiry: String = "24h"
 
+        @Option(help: ArgumentHelp("The memory one image decode may take, in MiB, predicted from the image's header; a larger one is refused (422) before it starts.", valueName: "MiB"))
+        var decodeMemory: Int = 256
+
+        @Option(help: ArgumentHelp("How long one image decode may run before it is stopped and the image refused with 422 (like 10s).", valueName: "duration"))
+        var decodeTimeLimit: String = "10s"
+
         @Flag(help: "Make no download token on upload: metadata then has no downloadTokens and Firebase's getDownloadURL() fails (rules can also say `limit downloadTokens: false;`).")
         var noDownloadTokens = false
 
@@ -92,6 +98,8 @@ extension SpotStoreCommand {
             guard try parseDuration(minUploadRateWindow) > 0 else { throw ValidationError("--min-upload-rate-window must be more than 0") }
             guard maxUploadsPerClient >= 1 else { throw ValidationError("--max-uploads-per-client must be at least 1") }
             guard maxOpenUploads >= 1 else { throw ValidationError("--max-open-uploads must be at least 1") }
+            guard (16...65536).contains(decodeMemory) else { throw ValidationError("--decode-memory must be from 16 to 65536 MiB") }
+            guard try parseDuration(decodeTimeLimit) > 0 else { throw ValidationError("--decode-time-limit must be more than 0") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
             try authOptions.validate(host: host, exposed: !trustedProxies.isEmpty || publicURL != nil)
         }
@@ -123,8 +131,11 @@ extension SpotStoreCommand {
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
             let identities = try authOptions.verifier(logger: logger)
             let expiry = try parseDuration(uploadExpiry)
+            let decodeTime = try Self.duration(decodeTimeLimit)
             try await layout.withService(serving: true, policy: policy, signingKeyFile: signingKey, configure: {
                 $0.uploadExpiry = expiry
+                $0.maxDecodeBytes = decodeMemory << 20
+                $0.decodeTimeLimit = decodeTime
                 $0.maxOpenUploadSessions = maxOpenUploads
                 $0.makesDownloadTokens = !noDownloadTokens
             }) { service in

@@ -6,6 +6,24 @@ import Testing
 import TestSupport
 
 @Suite struct UploadTests {
+    /// The service's decode limits reach every upload's analysis: a budget smaller than a
+    /// photo's decode refuses it (422) before decoding, naming the budget.
+    @Test func theDecodeBudgetOfTheConfigurationIsApplied() async throws {
+        let store = try TestStore()
+        let (alice, _) = try await store.user("alice")
+        let service = try StorageService(
+            catalog: store.service.catalog, blobs: store.service.blobs, policy: store.rules,
+            configuration: ServiceConfiguration(temporaryDirectory: "\(store.root)/budget", maxDecodeBytes: 4096))
+        let bytes = try fixture("geotagged/paris.jpg")
+        let path = try ObjectPath(bucket: "users", name: "alice/paris.jpg")
+        let error = await #expect(throws: SpotError.self) {
+            try await service.upload(path, by: alice, contentType: nil, declaredSize: Int64(bytes.count), body: body(bytes))
+        }
+        #expect(error?.kind == .invalidContent)
+        #expect(error?.message.contains("would take") == true, "\(error?.message ?? "")")
+        #expect(try await store.service.upload(path, by: alice, contentType: nil, declaredSize: Int64(bytes.count), body: body(bytes)).size == Int64(bytes.count))
+    }
+
     @Test func storesAPhotoWithExifAndThumbnails() async throws {
         let store = try TestStore()
         let (alice, _) = try await store.user("alice")

@@ -172,6 +172,19 @@ extension BinaryTests {
         #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["gc", "--grace", "soon"]) }
     }
 
+    /// The limits of serve's uploads and decodes: defaults, and refusals of values that
+    /// would turn them off or make every upload fail.
+    @Test func serveLimitFlags() throws {
+        let serve = try #require(try SpotStoreCommand.parseAsRoot(["serve"]) as? SpotStoreCommand.Serve)
+        #expect(serve.decodeMemory == 256 && serve.decodeTimeLimit == "10s" && serve.minUploadRate == 1024 && serve.maxOpenUploads == 100)
+        let tuned = try #require(try SpotStoreCommand.parseAsRoot(["serve", "--decode-memory", "1024", "--decode-time-limit", "1m"]) as? SpotStoreCommand.Serve)
+        #expect(tuned.decodeMemory == 1024 && tuned.decodeTimeLimit == "1m")
+        for bad in [["--decode-memory", "8"], ["--decode-memory", "100000"], ["--decode-time-limit", "0s"], ["--decode-time-limit", "soon"],
+                    ["--max-open-uploads", "0"], ["--max-uploads-per-client", "0"], ["--min-upload-rate-window", "0s"]] {
+            #expect(throws: (any Error).self, "\(bad)") { try SpotStoreCommand.parseAsRoot(["serve"] + bad) }
+        }
+    }
+
     @Test func fsckAndStatsFlags() throws {
         let fsck = try #require(try SpotStoreCommand.parseAsRoot(["fsck", "--repair"]) as? SpotStoreCommand.Fsck)
         #expect(fsck.repair)
