@@ -55,7 +55,7 @@ extension SQLiteCatalog {
             let objects = try Row.fetchCursor(db, sql: "SELECT id, bucket, name, generation FROM objects WHERE owner = ?", arguments: [uid])
             var count = 0
             while let row = try objects.next() {
-                let path = try ObjectPath(bucket: row["bucket"], name: row["name"])
+                let path = try storedPath(bucket: row["bucket"], name: row["name"])
                 try Self.insertDownloadToken(token(path, row["generation"], epoch), of: row["id"], at: now, db)
                 count += 1
             }

@@ -1,3 +1,4 @@
+import CatalogPlanning
 import Foundation
 import PostgresNIO
 import SpotCore
@@ -65,7 +66,7 @@ extension PostgresCatalog {
             for row in objects {
                 let (id, bucket, name, generation) = try row.decode((Int64, String, String, Int64).self)
                 _ = try await Self.insertDownloadToken(
-                    token(try ObjectPath(bucket: bucket, name: name), generation, epoch), of: id, at: now, connection, logger: self.logger)
+                    token(try storedPath(bucket: bucket, name: name), generation, epoch), of: id, at: now, connection, logger: self.logger)
             }
             return objects.count
         }

@@ -74,31 +74,27 @@ extension StorageService {
         return (token, info)
     }
 
-    /// The download token a new object at `path` gets (Firebase's `downloadTokens`, made
-    /// on upload): derived from the signing key, the path, the generation and its owner's
-    /// `downloadTokenEpoch` (after `users revoke --download-tokens`), so it can be shown to
-    /// readers while only its digest is stored; `nil` when tokens on upload are off.
-    func automaticDownloadToken(of path: ObjectPath, generation: Int64, epoch: Int) -> String? {
-        guard configuration.makesDownloadTokens, let key = configuration.signingKey else { return nil }
-        return Tokens.derived(from: key, message: Self.automaticTokenMessage(path, generation, epoch))
+    /// The download token made on upload (Firebase's `downloadTokens`) for the object at
+    /// `path` of `generation`: derived from the signing key, the path, the generation and
+    /// the `downloadTokenEpoch` of its `owner` (after `users revoke --download-tokens`), so
+    /// it can be shown to readers while only its digest is stored; `nil` when tokens on
+    /// upload are off.
+    func uploadDownloadToken(of path: ObjectPath, generation: Int64, owner: String) async throws -> String? {
+        guard let key = try? downloadTokenKey() else { return nil }
+        let epoch = try await catalog.user(uid: owner)?.downloadTokenEpoch ?? 0
+        return Self.derivedDownloadToken(key: key, path, generation, epoch)
     }
 
-    /// What the token made on upload is derived from (epoch 0, never replaced, as before epochs).
-    private static func automaticTokenMessage(_ path: ObjectPath, _ generation: Int64, _ epoch: Int) -> String {
-        "download-token\n\(path.bucket)\n\(path.name)\n\(generation)" + (epoch == 0 ? "" : "\n\(epoch)")
-    }
-
-    /// The token made on upload for `object`, as its owner's epoch now derives it.
-    private func currentAutomaticDownloadToken(of object: StoredObject) async throws -> String? {
-        guard configuration.makesDownloadTokens else { return nil }
-        let epoch = try await catalog.user(uid: object.owner)?.downloadTokenEpoch ?? 0
-        return automaticDownloadToken(of: object.path, generation: object.generation, epoch: epoch)
+    /// The token made on upload under `key` for `epoch` (0: never replaced, derived as
+    /// before epochs were).
+    private static func derivedDownloadToken(key: [UInt8], _ path: ObjectPath, _ generation: Int64, _ epoch: Int) -> String {
+        Tokens.derived(from: key, message: "download-token\n\(path.bucket)\n\(path.name)\n\(generation)" + (epoch == 0 ? "" : "\n\(epoch)"))
     }
 
     /// The download token a reader of `object` sees in its metadata: the one made on upload,
     /// while it is not revoked; `nil` otherwise.
     public func visibleDownloadToken(of object: StoredObject) async throws -> String? {
-        guard let token = try await currentAutomaticDownloadToken(of: object),
+        guard let token = try await uploadDownloadToken(of: object.path, generation: object.generation, owner: object.owner),
               let opened = try await catalog.object(at: object.path, downloadTokenDigest: Tokens.digest(of: token)),
               opened.generation == object.generation
         else { return nil }
@@ -148,7 +144,7 @@ extension StorageService {
     public func replaceDownloadTokens(of uid: String) async throws -> Int {
         let key = try downloadTokenKey()
         let derive: @Sendable (ObjectPath, Int64, Int) -> Digest = { path, generation, epoch in
-            Tokens.digest(of: Tokens.derived(from: key, message: Self.automaticTokenMessage(path, generation, epoch)))
+            Tokens.digest(of: Self.derivedDownloadToken(key: key, path, generation, epoch))
         }
         guard let count = try await catalog.replaceDownloadTokens(ownedBy: uid, with: derive) else { throw Self.noSuchUser(uid) }
         return count

@@ -96,9 +96,9 @@ extension StorageService {
             let now = Int64((configuration.now().timeIntervalSince1970 * 1_000_000).rounded())
             new.generation = max(now, (authorized.request.resource?.generation ?? 0) + 1)
             new.uploadSession = session
-            if authorized.limits.makesDownloadToken, configuration.makesDownloadTokens {
-                let epoch = try await catalog.user(uid: new.owner)?.downloadTokenEpoch ?? 0
-                new.downloadTokenDigest = automaticDownloadToken(of: new.path, generation: new.generation, epoch: epoch).map(Tokens.digest(of:))
+            if authorized.limits.makesDownloadToken {
+                new.downloadTokenDigest = try await uploadDownloadToken(of: new.path, generation: new.generation, owner: new.owner)
+                    .map(Tokens.digest(of:))
             }
             do {
                 return try await catalog.commit(new, admission: authorized.admission)
