@@ -50,17 +50,17 @@ let package = Package(
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
             ]
         ),
-        .target(name: "CatalogPlanning", dependencies: ["SpotCore"]),
+        .target(name: "SQLCatalog", dependencies: ["SpotCore"]),
         .target(
             name: "Catalogs",
             dependencies: [
-                "SpotCore", "CatalogPlanning", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "SpotCore", "SQLCatalog", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .target(
             name: "PostgresCatalog",
             dependencies: [
-                "SpotCore", "CatalogPlanning",
+                "SpotCore", "SQLCatalog",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "CatalogsTests",
             dependencies: [
-                "Catalogs", "CatalogPlanning", "PostgresCatalog", "TestSupport", "Conformance",
+                "Catalogs", "SQLCatalog", "PostgresCatalog", "TestSupport", "Conformance",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -185,7 +185,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "Media", "Access", "SpotCore", "SpotService", "SpotServer", "CatalogPlanning",
+                "Media", "Access", "SpotCore", "SpotService", "SpotServer", "SQLCatalog",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ]
         ),

@@ -1,6 +1,6 @@
 import GRDB
 import GRDBSQLite
-import CatalogPlanning
+import SQLCatalog
 import SpotCore
 import Synchronization
 
@@ -35,7 +35,7 @@ final class SQLiteChangeFeed: CatalogChangeFeed {
         var connection: OpaquePointer?
         var statement: OpaquePointer?
         let opened = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
-        if opened == SQLITE_OK, sqlite3_busy_timeout(connection, Int32(SQLiteCatalog.busyTimeout * 1000)) == SQLITE_OK,
+        if opened == SQLITE_OK, sqlite3_busy_timeout(connection, Int32(SQLiteDatabase.busyTimeout * 1000)) == SQLITE_OK,
            sqlite3_prepare_v2(connection, "PRAGMA data_version", -1, &statement, nil) == SQLITE_OK,
            let connection, let statement {
             // One read opens the WAL and its index; then SQLite's mapping can be had.

@@ -5,13 +5,13 @@ import SpotCore
 import SpotService
 import Access
 
-import CatalogPlanning
+import SQLCatalog
 import SpotServer
 
 /// One fuzzer input run through the parsers that see untrusted bytes. Thrown errors are
 /// expected answers (a 4xx for the client); only a crash, trap or sanitizer report is a bug.
 ///
-/// The inner parsers of `SpotServer` and `CatalogPlanning` (Range, If-None-Match, request
+/// The inner parsers of `SpotServer` and `SQLCatalog` (Range, If-None-Match, request
 /// ids, page tokens) are `package` declarations: reached from here in every build.
 public enum FuzzInput {
     /// What the rest of an input is fed to, chosen by its first byte. An input that starts

@@ -1,5 +1,5 @@
 import ArgumentParser
-import CatalogPlanning
+import SQLCatalog
 import Catalogs
 import Foundation
 import PostgresCatalog
@@ -92,7 +92,7 @@ extension SpotStoreCommand {
             printError("catalog: copying \(tables.map { "\($0.count) \($0.name)" }.joined(separator: ", "))")
             try await catalog.importTables(tables)
 
-            let sourceRows = try sourceCatalog.rowCounts()
+            let sourceRows = try await sourceCatalog.rowCounts()
             let destinationRows = try await catalog.rowCounts()
             print("table".padding(toLength: 20, withPad: " ", startingAt: 0) + "      source  destination")
             var differ = false

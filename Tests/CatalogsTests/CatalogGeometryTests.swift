@@ -1,5 +1,5 @@
 @testable import Catalogs
-import CatalogPlanning
+import SQLCatalog
 import TestSupport
 import Foundation
 import SpotCore

@@ -1,5 +1,5 @@
 import Catalogs
-import CatalogPlanning
+import SQLCatalog
 import Foundation
 import GRDB
 import SpotCore
@@ -95,8 +95,8 @@ import Testing
             let queue = try DatabaseQueue(path: file)
             let applied = try await queue.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") }
             #expect(applied.prefix(4) == ["v1", "v2", "v3", "v4"], "\(applied)")
-            let columns = try await queue.read { db in try db.columns(in: "damagedBlobs").map(\.name) }
-            #expect(columns == ["digest", "reason", "markedAt"])
+            let columns = try await queue.read { db in try db.columns(in: "damaged_blobs").map(\.name) }
+            #expect(columns == ["digest", "reason", "marked_at"])
         }
     }
 }

@@ -1,5 +1,5 @@
 import Catalogs
-import CatalogPlanning
+import SQLCatalog
 import Foundation
 import PropertyBased
 import SpotCore

@@ -1,5 +1,5 @@
 @testable import Catalogs
-import CatalogPlanning
+import SQLCatalog
 import Foundation
 import GRDB
 @testable import PostgresCatalog
@@ -64,7 +64,7 @@ import TestSupport
             let columns = try await PostgresTestServer.withAdminConnection(database: database) { connection in
                 Set(try await connection.query("""
                     SELECT column_name::text FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'objects'
-                    """, logger: PostgresTestServer.logger).collect().map { try $0.decode(String.self, at: 0) })
+                    """, logger: PostgresTestServer.logger).collect().map { try $0.decode(String.self) })
             }
             #expect(columns == (try Self.sqliteObjectColumns()))
         }

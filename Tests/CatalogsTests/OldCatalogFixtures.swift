@@ -12,8 +12,8 @@ func withSQLiteFile(migratedUpTo version: String, _ setUp: @escaping @Sendable (
     try await withTemporaryDirectory { folder in
         let file = folder.appendingPathComponent("catalog.sqlite").path
         do {
-            let old = try DatabaseQueue(path: file, configuration: SQLiteCatalog.makeConfiguration())
-            try SQLiteCatalog.migrator.migrate(old, upTo: version)
+            let old = try DatabaseQueue(path: file, configuration: SQLiteDatabase.makeConfiguration())
+            try SQLiteDatabase.migrator.migrate(old, upTo: version)
             try await old.write(setUp)
         }
         try await body(file)
@@ -31,7 +31,7 @@ func withPostgresDatabase(
         _ = try await scratch.catalog(onNewDatabase: true)
         let database = try #require(scratch.databases.last)
         try await PostgresTestServer.withAdminConnection(database: database) { connection in
-            let migrations = PostgresCatalog.migrations.filter { $0.version <= version }
+            let migrations = PostgresDatabase.migrations.filter { $0.version <= version }
             let schema = ["DROP SCHEMA public CASCADE", "CREATE SCHEMA public",
                           "CREATE TABLE migrations (version bigint PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"]
                 + migrations.flatMap(\.statements) + migrations.map { "INSERT INTO migrations (version) VALUES (\($0.version))" }

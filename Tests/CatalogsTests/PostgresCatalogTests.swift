@@ -1,4 +1,4 @@
-import CatalogPlanning
+import SQLCatalog
 import Conformance
 import Foundation
 import PostgresCatalog
@@ -124,7 +124,7 @@ import TestSupport
         let scratch = PostgresTestServer.Scratch()
         do {
             let catalog = try await scratch.catalog(onNewDatabase: true)
-            try await explainSpotSearches(in: try #require(scratch.databases.last))
+            try await explainSpotSearches(in: try #require(scratch.databases.last), catalog)
             #expect(try await catalog.findSpots(SpotQuery(bucket: "spots", criterion: .city("city 7"))).spots.count > 0)
         } catch {
             await scratch.cleanUp()
@@ -133,7 +133,7 @@ import TestSupport
         await scratch.cleanUp()
     }
 
-    private func explainSpotSearches(in database: String) async throws {
+    private func explainSpotSearches(in database: String, _ catalog: PostgresCatalog) async throws {
         try await PostgresTestServer.withAdminConnection(database: database) { connection in
             try await connection.query("""
                 INSERT INTO spots (bucket, id, owner, created_at, latitude, longitude, city, city_key, has_place)
@@ -153,9 +153,9 @@ import TestSupport
                 ("city, next page", PostgresCatalog.cityQuery(plan: city, key: key, afterId: "spot1000")),
                 ("near", PostgresCatalog.nearQuery(bucket: "spots", box: box)),
             ] {
-                let explain = PostgresQuery(unsafeSQL: "EXPLAIN " + query.sql, binds: query.binds)
-                let plan = try await connection.query(explain, logger: PostgresTestServer.logger).collect()
-                    .map { try $0.decode(String.self) }.joined(separator: "\n")
+                let plan = try await catalog.database.read { transaction in
+                    try await transaction.rows("EXPLAIN " + query).map { try $0(0) as String }.joined(separator: "\n")
+                }
                 print("EXPLAIN of the \(name) search:\n\(plan)")
                 #expect(!plan.contains("Seq Scan"), "\(name): \(plan)")
                 #expect(plan.contains("spots_on_bucket_"), "\(name): \(plan)")

@@ -1,5 +1,5 @@
 @testable import Catalogs
-import CatalogPlanning
+import SQLCatalog
 import Foundation
 import GRDB
 import SpotCore
@@ -13,8 +13,8 @@ import Testing
             let file = folder.appendingPathComponent("catalog.sqlite").path
             // A catalog as version 1 wrote it: two spots, one scattered, one without GPS.
             do {
-                let v1 = try DatabaseQueue(path: file, configuration: SQLiteCatalog.makeConfiguration())
-                try SQLiteCatalog.migrator.migrate(v1, upTo: "v1")
+                let v1 = try DatabaseQueue(path: file, configuration: SQLiteDatabase.makeConfiguration())
+                try SQLiteDatabase.migrator.migrate(v1, upTo: "v1")
                 try await v1.write { db in
                     for spot in ["eiffel", "attic"] {
                         try db.execute(
@@ -68,8 +68,8 @@ import Testing
             let file = folder.appendingPathComponent("catalog.sqlite").path
             // Version 2 recorded spots only under a count limit: `users/bob` has none.
             do {
-                let v2 = try DatabaseQueue(path: file, configuration: SQLiteCatalog.makeConfiguration())
-                try SQLiteCatalog.migrator.migrate(v2, upTo: "v2")
+                let v2 = try DatabaseQueue(path: file, configuration: SQLiteDatabase.makeConfiguration())
+                try SQLiteDatabase.migrator.migrate(v2, upTo: "v2")
                 try await v2.write { db in
                     let objects: [(name: String, owner: String, seed: Int, createdAt: String)] = [
                         ("bob/b.jpg", "carol", 1, "2024-01-01 00:00:02.000"), ("bob/a.jpg", "bob", 2, "2024-01-01 00:00:01.000"),
@@ -99,8 +99,8 @@ import Testing
     @Test func photosAsOldAsEachOtherGoByName() async throws {
         let catalog = try SQLiteCatalog.inMemory()
         func setCreatedAt(_ date: String, of name: String) async throws {
-            try await catalog.dbWriter.write { db in
-                try db.execute(sql: "UPDATE objects SET createdAt = ? WHERE name = ?", arguments: [date, name])
+            try await catalog.database.dbWriter.write { db in
+                try db.execute(sql: "UPDATE objects SET created_at = ? WHERE name = ?", arguments: [date, name])
             }
         }
         /// Re-derives the location by replacing an object without GPS.
@@ -119,13 +119,13 @@ import Testing
 
     @Test func aPageOfSpotsCostsTheSameFewQueriesWhateverItHolds() async throws {
         let counter = SelectCounter()
-        var configuration = SQLiteCatalog.makeConfiguration()
+        var configuration = SQLiteDatabase.makeConfiguration()
         configuration.prepareDatabase { db in
             db.trace { event in
                 if case .statement(let statement) = event, statement.sql.uppercased().hasPrefix("SELECT") { counter.add() }
             }
         }
-        let catalog = try SQLiteCatalog(DatabaseQueue(configuration: configuration))
+        let catalog = SQLiteCatalog(try SQLiteDatabase(DatabaseQueue(configuration: configuration)))
         for spot in 0..<30 {
             for index in 0..<3 {
                 let seed = spot * 10 + index

@@ -36,8 +36,8 @@ import TestSupport
         } _: { file in
             let catalog = try SQLiteCatalog(path: file)
             try await Self.checkMigrated(catalog)
-            let indexes = try await catalog.dbWriter.read { db in try db.indexes(on: "thumbnails").map(\.columns) }
-            #expect(indexes.contains(["thumbDigest"]), "gc's lookup by thumbnail digest stays indexed")
+            let indexes = try catalog.database.readNow { db in try db.indexes(on: "thumbnails").map(\.columns) }
+            #expect(indexes.contains(["thumb_digest"]), "gc's lookup by thumbnail digest stays indexed")
         }
     }
 

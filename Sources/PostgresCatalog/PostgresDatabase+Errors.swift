@@ -2,10 +2,11 @@ import Foundation
 import PostgresNIO
 import SpotCore
 
-extension PostgresCatalog {
+extension PostgresDatabase {
     /// `error` as a `SpotError` of one line that says what to do: a `SpotError` as it is;
     /// a server that cannot be reached, refuses the credentials, has no such database, or
-    /// went away; a full disk; anything else as an internal error with PostgreSQL's message.
+    /// went away; a full disk; a violated constraint (a conflict); a lock or statement
+    /// timeout (busy); anything else as an internal error with PostgreSQL's message.
     static func translated(_ error: any Error, url: PostgresURL) -> any Error {
         let error = unwrapped(error)
         if error is SpotError || error is CancellationError { return error }
@@ -34,6 +35,10 @@ extension PostgresCatalog {
             return SpotError(.unavailable, "PostgreSQL at \(url.endpoint) has no database '\(url.database)': create it first: createdb \(url.database)")
         case "53100":
             return SpotError(.insufficientStorage, "the catalog cannot grow: PostgreSQL's disk is full (\(message)); free space and retry")
+        case let state where state.hasPrefix("23"):
+            return SpotError(.conflict, "the catalog refused the change: \(message)")
+        case "55P03", "57014":
+            return SpotError(.unavailable, "the catalog is busy: \(message); retry shortly")
         case let state where state.hasPrefix("08") || state.hasPrefix("57P"):
             return SpotError(.unavailable, "PostgreSQL at \(url.endpoint) is unavailable: \(message); retry once it is back")
         case let state:

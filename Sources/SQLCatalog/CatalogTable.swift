@@ -3,9 +3,9 @@ import SpotCore
 
 /// One catalog table as `spotstore migrate` moves it from one backend to another.
 package struct CatalogTable: Sendable {
-    /// The table's name in snake case, as PostgreSQL spells it (SQLite: camel case).
+    /// The table's name.
     package var name: String
-    /// The column names in snake case.
+    /// The column names.
     package var columns: [String]
     /// The rows, a JSON array of objects keyed by `columns`: integers, doubles, text (times
     /// as `YYYY-MM-DD HH:MM:SS.SSS` in UTC, booleans as 0 or 1), `null`, bytes as `\x` hex.
@@ -26,9 +26,6 @@ package struct CatalogTable: Sendable {
         "location_free_blobs", "damaged_blobs", "settings",
     ]
 
-    /// `name` in camel case: `download_tokens` → `downloadTokens`.
-    package static func camelCase(_ name: String) -> String {
-        let words = name.split(separator: "_")
-        return words.enumerated().map { $0.offset == 0 ? String($0.element) : $0.element.prefix(1).uppercased() + $0.element.dropFirst() }.joined()
-    }
+    /// The `settings` row that names the store a migration came from, on its destination.
+    package static let migrationMark = "migratedFrom"
 }

@@ -2,7 +2,7 @@ import Logging
 import PostgresNIO
 import SpotCore
 
-extension PostgresCatalog {
+extension PostgresDatabase {
     /// The schema, one migration per shipped version, applied in order; `migrations` records
     /// which ran. A shipped migration never changes: add a new one instead.
     static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5), (6, schemaV6), (7, schemaV7), (8, schemaV8)]

@@ -1,23 +1,42 @@
-import CatalogPlanning
 import Foundation
 import Logging
 import Metrics
 import PostgresNIO
+import SQLCatalog
 import SpotCore
 import Synchronization
 
-/// The catalog of several servers: PostgreSQL through postgres-nio, one database that any
+/// The catalog of several servers: `SQLCatalog` on PostgreSQL, one database that any
 /// number of `spotstore serve` processes share.
+public typealias PostgresCatalog = SQLCatalog<PostgresDatabase>
+
+extension SQLCatalog where Database == PostgresDatabase {
+    /// Connects to the database `url` names; see `PostgresDatabase.connect(url:logger:connectionWait:)`.
+    public static func connect(url: String, logger: Logger) async throws -> PostgresCatalog {
+        PostgresCatalog(try await PostgresDatabase.connect(url: url, logger: logger))
+    }
+
+    /// `connect(url:logger:)` with how long an operation waits for a connection.
+    package static func connect(url: String, logger: Logger, connectionWait: Duration) async throws -> PostgresCatalog {
+        PostgresCatalog(try await PostgresDatabase.connect(url: url, logger: logger, connectionWait: connectionWait))
+    }
+
+    /// Stops the database's listener and pool; operations fail afterwards.
+    public func close() async {
+        await database.close()
+    }
+}
+
+/// PostgreSQL through postgres-nio, as a `CatalogDatabase`.
 ///
 /// One `PostgresClient` (its pool) runs every query. Every write is one READ COMMITTED
-/// transaction that takes the locks its invariant needs (an advisory lock per spot for
-/// admission of objects and upload sessions, with the spot row; the lease row it releases;
-/// the upload session row it appends to; an advisory lock per digest for leases and removal claims),
-/// sends `NOTIFY spotstore_changes` and commits; one that deadlocks with another is
-/// retried. Reads of several statements run in one REPEATABLE READ snapshot. Ordered text
-/// (buckets, names, spot ids, uids, digests) uses `COLLATE "C"`, so order is byte order, as
-/// listings and page tokens need. The schema is migrated by `connect`.
-public final class PostgresCatalog: Catalog {
+/// transaction that takes the locks its invariant needs (advisory locks through
+/// `CatalogTransaction.lock`, row locks through `CatalogSQL.forUpdate`), sends `NOTIFY
+/// spotstore_changes` and commits; one that deadlocks or fails to serialize with another is
+/// retried. Reads run in one REPEATABLE READ snapshot. Ordered text (buckets, names, spot
+/// ids, uids, digests) uses `COLLATE "C"`, so order is byte order, as listings and page
+/// tokens need. The schema is migrated by `connect`.
+public final class PostgresDatabase: CatalogDatabase {
     /// How long an operation waits for a connection of the pool before it fails: the pool
     /// itself would keep a request waiting for a minute while the server is down.
     static let defaultConnectionWait: Duration = .seconds(10)
@@ -31,13 +50,13 @@ public final class PostgresCatalog: Catalog {
     let logger: Logger
     let connectionWait: Duration
     let feed: PostgresChangeFeed
-    /// Keeps the answers of the reads every download makes while the feed's stamp stays.
-    let memo: CatalogReadMemo
     /// The pool's and the listener's run loops, cancelled by `close()`.
     private let running: Task<Void, Never>
 
     /// The LISTEN/NOTIFY feed (`PostgresChangeFeed`): a stamp at most 1 s old, or none.
     public var changes: any CatalogChangeFeed { feed }
+
+    public var dialect: SQLDialect { .postgres }
 
     private init(client: PostgresClient, url: PostgresURL, logger: Logger, connectionWait: Duration, feed: PostgresChangeFeed, running: Task<Void, Never>) {
         self.client = client
@@ -45,7 +64,6 @@ public final class PostgresCatalog: Catalog {
         self.logger = logger
         self.connectionWait = connectionWait
         self.feed = feed
-        self.memo = CatalogReadMemo(feed: feed)
         self.running = running
     }
 
@@ -56,12 +74,12 @@ public final class PostgresCatalog: Catalog {
     /// - Throws: `SpotError` with one line saying what is wrong and what to do: a malformed
     ///   URL, a server that cannot be reached, a wrong user or password, a missing database,
     ///   or a schema from a newer SpotStore.
-    public static func connect(url: String, logger: Logger) async throws -> PostgresCatalog {
+    public static func connect(url: String, logger: Logger) async throws -> PostgresDatabase {
         try await connect(url: url, logger: logger, connectionWait: defaultConnectionWait)
     }
 
     /// `connect(url:logger:)` with how long an operation waits for a connection.
-    package static func connect(url text: String, logger: Logger, connectionWait: Duration) async throws -> PostgresCatalog {
+    package static func connect(url text: String, logger: Logger, connectionWait: Duration) async throws -> PostgresDatabase {
         let url = try PostgresURL(text)
         // One connection of its own first: the pool would retry a refused connection for a
         // minute instead of saying why.
@@ -88,7 +106,7 @@ public final class PostgresCatalog: Catalog {
                 }
             }
         }
-        let catalog = PostgresCatalog(client: client, url: url, logger: logger, connectionWait: connectionWait, feed: feed, running: running)
+        let catalog = PostgresDatabase(client: client, url: url, logger: logger, connectionWait: connectionWait, feed: feed, running: running)
         for await outcome in firstAttempt {
             if let outcome {
                 await catalog.close()
@@ -119,13 +137,13 @@ public final class PostgresCatalog: Catalog {
     /// Runs `body` in one write transaction that notifies every listener of the catalog,
     /// and bumps this process's stamp once it committed. A transaction that deadlocked or
     /// failed to serialize with another is run again (`writeAttempts` in all).
-    func write<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T {
         var attempt = 1
         while true {
             do {
                 let value = try await withConnection("write") { connection in
                     try await connection.withTransaction(logger: self.logger) { connection in
-                        let value = try await body(connection)
+                        let value = try await body(PostgresTransaction(connection: connection, logger: self.logger))
                         try await connection.query("SELECT pg_notify(\(PostgresChangeFeed.channel), '')", logger: self.logger)
                         return value
                     }
@@ -141,12 +159,12 @@ public final class PostgresCatalog: Catalog {
     }
 
     /// Runs `body` in one read-only snapshot (REPEATABLE READ) of the catalog.
-    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T {
         do {
             return try await withConnection("read") { connection in
                 try await connection.withTransaction(logger: self.logger) { connection in
                     try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: self.logger)
-                    return try await body(connection)
+                    return try await body(PostgresTransaction(connection: connection, logger: self.logger))
                 }
             }
         } catch {
@@ -154,18 +172,13 @@ public final class PostgresCatalog: Catalog {
         }
     }
 
-    /// Runs one statement outside a transaction and collects its rows.
-    func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    /// `SELECT 1` on a connection of the pool.
+    public func checkHealth() async throws {
         do {
-            return try await withConnection("statement") { connection in try await connection.query(query, logger: self.logger).collect() }
+            _ = try await withConnection("statement") { connection in try await connection.query("SELECT 1", logger: self.logger).collect() }
         } catch {
             throw Self.translated(error, url: url)
         }
-    }
-
-    /// `SELECT 1` on a connection of the pool.
-    public func checkHealth() async throws {
-        _ = try await query("SELECT 1")
     }
 
     /// Lends `body` a connection of the pool, waiting at most `connectionWait` for one
@@ -208,7 +221,7 @@ public final class PostgresCatalog: Catalog {
     }
 }
 
-/// Where one lease of `PostgresCatalog.withConnection` is: waiting for a connection, lent
+/// Where one lease of `PostgresDatabase.withConnection` is: waiting for a connection, lent
 /// one, or given up on by its caller. Whichever of the last two comes first holds.
 private final class LeaseGate: Sendable {
     private enum Phase { case waiting, lent, givenUp }

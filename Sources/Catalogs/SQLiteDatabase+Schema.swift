@@ -1,8 +1,9 @@
+import Foundation
 import GRDB
-import CatalogPlanning
+import SQLCatalog
 import SpotCore
 
-extension SQLiteCatalog {
+extension SQLiteDatabase {
     /// The schema, one migration per shipped version. A shipped migration never changes:
     /// add a new one instead.
     static var migrator: DatabaseMigrator {
@@ -19,24 +20,25 @@ extension SQLiteCatalog {
         migrator.registerMigration("v10", migrate: keepChunksOutOfBlobsV10)
         migrator.registerMigration("v11", migrate: addDownloadTokenEpochsV11)
         migrator.registerMigration("v12", migrate: forgetLocationFreeCopiesV12)
+        migrator.registerMigration("v13", migrate: spellColumnsAsPostgresDoesV13)
         return migrator
     }
 
     /// Users and their token digests, spots, objects, and per-blob photo metadata and thumbnails.
     private static func createSchemaV1(_ db: Database) throws {
-        try db.create(table: UserRecord.databaseTableName) { t in
+        try db.create(table: "users") { t in
             t.primaryKey("uid", .text)
             t.column("createdAt", .datetime).notNull()
         }
-        try db.create(table: TokenRecord.databaseTableName) { t in
+        try db.create(table: "tokens") { t in
             t.primaryKey("digest", .text)
             t.column("uid", .text).notNull().indexed()
-                .references(UserRecord.databaseTableName, onDelete: .cascade)
+                .references("users", onDelete: .cascade)
             t.column("createdAt", .datetime).notNull()
         }
         // A spot row exists once an object was stored in the spot under a count limit; it
         // records the owner and outlives the spot's objects.
-        try db.create(table: SpotRecord.databaseTableName) { t in
+        try db.create(table: "spots") { t in
             t.column("bucket", .text).notNull()
             t.column("id", .text).notNull()
             t.column("owner", .text).notNull()
@@ -44,7 +46,7 @@ extension SQLiteCatalog {
             t.primaryKey(["bucket", "id"])
         }
         // Names compare with BINARY (byte order of UTF-8), which listing relies on.
-        try db.create(table: ObjectRecord.databaseTableName) { t in
+        try db.create(table: "objects") { t in
             t.autoIncrementedPrimaryKey("id")
             t.column("bucket", .text).notNull()
             t.column("name", .text).notNull().collate(.binary)
@@ -57,9 +59,9 @@ extension SQLiteCatalog {
             t.column("updatedAt", .datetime).notNull()
             t.uniqueKey(["bucket", "name"])
         }
-        try db.create(index: "objects_on_bucket_spotId", on: ObjectRecord.databaseTableName, columns: ["bucket", "spotId"])
-        try db.create(index: "objects_on_digest", on: ObjectRecord.databaseTableName, columns: ["digest"])
-        try db.create(table: PhotoRecord.databaseTableName) { t in
+        try db.create(index: "objects_on_bucket_spotId", on: "objects", columns: ["bucket", "spotId"])
+        try db.create(index: "objects_on_digest", on: "objects", columns: ["digest"])
+        try db.create(table: "photos") { t in
             t.primaryKey("digest", .text)
             t.column("width", .integer).notNull()
             t.column("height", .integer).notNull()
@@ -71,7 +73,7 @@ extension SQLiteCatalog {
             t.column("longitude", .double)
             t.column("altitude", .double)
         }
-        try db.create(table: ThumbnailRecord.databaseTableName) { t in
+        try db.create(table: "thumbnails") { t in
             t.column("digest", .text).notNull()
             t.column("size", .integer).notNull()
             t.column("thumbDigest", .text).notNull().indexed()
@@ -155,19 +157,19 @@ extension SQLiteCatalog {
     ///
     /// Shipped: never change this.
     private static func addRulesAndSharingV3(_ db: Database) throws {
-        try db.create(table: ClaimRecord.databaseTableName) { t in
-            t.column("uid", .text).notNull().references(UserRecord.databaseTableName, onDelete: .cascade)
+        try db.create(table: "claims") { t in
+            t.column("uid", .text).notNull().references("users", onDelete: .cascade)
             t.column("key", .text).notNull()
             t.column("value", .text).notNull()
             t.primaryKey(["uid", "key"])
         }
-        try db.create(table: DownloadTokenRecord.databaseTableName) { t in
+        try db.create(table: "downloadTokens") { t in
             t.primaryKey("digest", .text)
             t.column("objectId", .integer).notNull().indexed()
-                .references(ObjectRecord.databaseTableName, onDelete: .cascade)
+                .references("objects", onDelete: .cascade)
             t.column("createdAt", .datetime).notNull()
         }
-        try db.alter(table: SpotRecord.databaseTableName) { t in
+        try db.alter(table: "spots") { t in
             t.add(column: "hidesLocation", .boolean).notNull().defaults(to: false)
         }
         // Blob digest → the digest of the same image without GPS, made on first need.
@@ -185,8 +187,35 @@ extension SQLiteCatalog {
             """)
         let newSpots = try Row.fetchAll(db, sql: "SELECT bucket, id FROM spots WHERE latitude IS NULL")
         for row in newSpots {
-            try refreshLocation(of: SpotKey(bucket: row["bucket"], id: row["id"]), db)
+            try deriveLocationV3(of: SpotKey(bucket: row["bucket"], id: row["id"]), db)
         }
+    }
+
+    /// Sets the location spot `spot` (without an override) takes from its objects' photos:
+    /// the first by creation time, then name, with a position; its place; whether another
+    /// is more than 1 km away; and the city key.
+    private static func deriveLocationV3(of spot: SpotKey, _ db: Database) throws {
+        let photos = try Row.fetchAll(db, sql: """
+            SELECT photos.* FROM objects JOIN photos ON photos.digest = objects.digest
+            WHERE objects.bucket = ? AND objects.spotId = ? AND photos.latitude IS NOT NULL AND photos.longitude IS NOT NULL
+            ORDER BY objects.createdAt, objects.name
+            """, arguments: [spot.bucket, spot.id])
+        let located = photos.map { row -> (location: GeoPoint?, place: Place?) in
+            let place: Place? = row["hasPlace"] ? Place(
+                city: row["city"], region: row["region"], country: row["country"], countryCode: row["countryCode"],
+                distanceKm: row["placeDistanceKm"]) : nil
+            return (GeoPoint(latitude: row["latitude"], longitude: row["longitude"], altitude: row["altitude"]), place)
+        }
+        var record = SpotRecord(bucket: spot.bucket, id: spot.id, owner: "", createdAt: Date())
+        record.setLocation(SpotLocation(photos: located))
+        try db.execute(sql: """
+            UPDATE spots SET latitude = ?, longitude = ?, altitude = ?, hasPlace = ?, city = ?, region = ?, country = ?,
+                countryCode = ?, placeDistanceKm = ?, cityKey = ?, scattered = ?
+            WHERE bucket = ? AND id = ?
+            """, arguments: [
+                record.latitude, record.longitude, record.altitude, record.hasPlace, record.city, record.region, record.country,
+                record.countryCode, record.placeDistanceKm, record.cityKey, record.scattered, spot.bucket, spot.id,
+            ])
     }
 
     /// Thumbnails keyed by content type too, so that a blob can have a WebP thumbnail of
@@ -324,5 +353,71 @@ extension SQLiteCatalog {
     /// Shipped: never change this.
     private static func forgetLocationFreeCopiesV12(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM locationFreeBlobs")
+    }
+    /// Blobs marked damaged by `fsck --repair`, by digest. Reads of objects and thumbnails
+    /// using a marked blob fail with the reason instead of serving wrong bytes.
+    ///
+    /// Shipped: never change this.
+    private static func addDamagedBlobsV4(_ db: Database) throws {
+        try db.create(table: "damagedBlobs") { t in
+            t.primaryKey("digest", .text)
+            t.column("reason", .text).notNull()
+            t.column("markedAt", .datetime).notNull()
+        }
+    }
+
+    /// Leases on blobs stored before the catalog names them, removal claims of gc, and
+    /// settings every instance shares (the URL-signing key).
+    ///
+    /// Shipped: never change this.
+    private static func addLeasesV5(_ db: Database) throws {
+        try db.create(table: "leases") { t in
+            t.autoIncrementedPrimaryKey("id")
+            t.column("expiresAt", .datetime).notNull()
+        }
+        try db.create(table: "leasedBlobs") { t in
+            t.column("leaseId", .integer).notNull().references("leases", onDelete: .cascade)
+            t.column("digest", .text).notNull().indexed()
+        }
+        try db.create(index: "leasedBlobs_on_leaseId", on: "leasedBlobs", columns: ["leaseId"])
+        try db.create(table: "blobRemovals") { t in
+            t.primaryKey("digest", .text)
+            t.column("claimedAt", .datetime).notNull()
+        }
+        try db.create(table: "settings") { t in
+            t.primaryKey("name", .text)
+            t.column("value", .blob).notNull()
+        }
+    }
+
+    /// Tables and columns in snake case, as the PostgreSQL catalog spells them, so that one
+    /// transaction logic (`SQLCatalog`) runs on both. Index names stay.
+    ///
+    /// Shipped: never change this.
+    private static func spellColumnsAsPostgresDoesV13(_ db: Database) throws {
+        let renamed: [(table: String, newName: String?, columns: [String])] = [
+            ("users", nil, ["createdAt", "lastSignInAt", "revokedAt", "isAdmin", "downloadTokenEpoch"]),
+            ("tokens", nil, ["createdAt"]),
+            ("spots", nil, ["createdAt", "cityOverride", "hasPlace", "countryCode", "placeDistanceKm", "cityKey", "hidesLocation"]),
+            ("objects", nil, ["spotId", "contentType", "createdAt", "updatedAt", "settingsJson"]),
+            ("photos", nil, ["takenAt", "cameraMake", "cameraModel", "hasPlace", "countryCode", "placeDistanceKm"]),
+            ("thumbnails", nil, ["thumbDigest", "byteCount", "contentType"]),
+            ("downloadTokens", "download_tokens", ["objectId", "createdAt"]),
+            ("locationFreeBlobs", "location_free_blobs", ["freeDigest"]),
+            ("damagedBlobs", "damaged_blobs", ["markedAt"]),
+            ("leases", nil, ["expiresAt"]),
+            ("leasedBlobs", "leased_blobs", ["leaseId"]),
+            ("blobRemovals", "blob_removals", ["claimedAt"]),
+            ("uploadSessions", "upload_sessions", ["spotId", "declaredSize", "maxObjects", "requiresOwnership", "createdAt", "expiresAt"]),
+            ("finishedUploads", "finished_uploads", ["finishedAt"]),
+            ("uploadChunks", "upload_chunks", ["sessionId"]),
+        ]
+        for (table, newName, columns) in renamed {
+            for column in columns {
+                let snakeCase = column.replacing(/[A-Z]/) { "_" + $0.output.lowercased() }
+                try db.execute(sql: "ALTER TABLE \"\(table)\" RENAME COLUMN \"\(column)\" TO \"\(snakeCase)\"")
+            }
+            if let newName { try db.execute(sql: "ALTER TABLE \"\(table)\" RENAME TO \"\(newName)\"") }
+        }
     }
 }

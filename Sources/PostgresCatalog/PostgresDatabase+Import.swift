@@ -1,0 +1,72 @@
+import Foundation
+import SQLCatalog
+import SpotCore
+
+/// `spotstore migrate`'s destination side: the mark that names the store being moved here
+/// and the import of its tables.
+extension SQLCatalog where Database == PostgresDatabase {
+    /// What a migration from `source` may do here.
+    package enum MigrationStart: Sendable {
+        /// Nothing here yet: a new migration.
+        case fresh
+        /// An earlier run of the same migration got this far: continue it.
+        case resumed
+    }
+
+    /// Whether a migration from the store `source` (an identifier of it) may write here.
+    /// - Throws: `.conflict` when the catalog holds users, spots or objects and is not an
+    ///   earlier run of the same migration.
+    package func migrationStart(from source: String) async throws -> MigrationStart {
+        try await database.read { transaction in
+            if let mark = try await transaction.value("SELECT value FROM settings WHERE name = \(CatalogTable.migrationMark)", as: [UInt8].self) {
+                guard String(decoding: mark, as: UTF8.self) == source else {
+                    throw SpotError(.conflict, "the destination catalog holds a migration from another store; give an empty database")
+                }
+                return .resumed
+            }
+            let used = try await transaction.value("""
+                SELECT EXISTS (SELECT 1 FROM users) OR EXISTS (SELECT 1 FROM spots) OR EXISTS (SELECT 1 FROM objects)
+                """, as: Bool.self) ?? false
+            guard !used else {
+                throw SpotError(.conflict, "the destination catalog is not empty (it has users, spots or objects); give an empty database")
+            }
+            return .fresh
+        }
+    }
+
+    /// Marks this catalog as the destination of a migration from `source`.
+    package func markMigration(from source: String) async throws {
+        try await database.write { transaction in
+            try await transaction.run("""
+                INSERT INTO settings (name, value) VALUES (\(CatalogTable.migrationMark), \(Array(source.utf8))) ON CONFLICT (name) DO NOTHING
+                """)
+        }
+    }
+
+    /// Inserts `tables` (in `CatalogTable.durable` order) in one transaction, leaving rows
+    /// that are here already (an earlier run) alone; settings, the signing key among them,
+    /// are replaced. Object ids are kept, so download tokens keep their objects.
+    package func importTables(_ tables: [CatalogTable]) async throws {
+        try await database.write { transaction in
+            try await transaction.run("SET LOCAL TimeZone = 'UTC'")
+            for table in tables {
+                guard CatalogTable.durable.contains(table.name) else { throw SpotError(.internal, "\(table.name) is not a catalog table") }
+                let known = Set(try await transaction.rows("""
+                    SELECT CAST(column_name AS text) FROM information_schema.columns
+                    WHERE table_schema = current_schema() AND table_name = \(table.name)
+                    """).map { try $0(0) as String })
+                let columns = table.columns.filter(known.contains).map { "\"\($0)\"" }.joined(separator: ", ")
+                let overriding = table.name == "objects" ? "OVERRIDING SYSTEM VALUE" : ""
+                let onConflict = table.name == "settings" ? "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value" : "ON CONFLICT DO NOTHING"
+                try await transaction.run("""
+                    INSERT INTO \(unescaped: table.name) (\(unescaped: columns)) \(unescaped: overriding)
+                    SELECT \(unescaped: columns) FROM json_populate_recordset(NULL::\(unescaped: table.name), CAST(\(String(decoding: table.rowsJSON, as: UTF8.self)) AS json))
+                    \(unescaped: onConflict)
+                    """)
+            }
+            try await transaction.run("""
+                SELECT setval(pg_get_serial_sequence('objects', 'id'), (SELECT COALESCE(MAX(id), 0) + 1 FROM objects), false)
+                """)
+        }
+    }
+}

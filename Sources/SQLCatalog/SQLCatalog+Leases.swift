@@ -1,0 +1,76 @@
+import Foundation
+import SpotCore
+
+extension SQLCatalog {
+    /// Records a lease on `digests` (see `Catalog.lease`), or `nil` while gc claims one of
+    /// them. Lease and claim of a digest take its lock, so they never overlap.
+    public func lease(_ digests: [Digest], at now: Date, for duration: TimeInterval) async throws -> LeaseID? {
+        let hexes = Array(Set(digests.map(\.hex))).sorted()
+        return try await write { transaction in
+            try await transaction.lock(hexes)
+            let claimed = try await transaction.row("""
+                SELECT 1 FROM blob_removals WHERE claimed_at > \(now.addingTimeInterval(-claimLifetime)) AND digest \(oneOf: hexes)
+                """)
+            guard claimed == nil else { return nil }
+            guard let id = try await transaction.value(
+                "INSERT INTO leases (expires_at) VALUES (\(now.addingTimeInterval(duration))) RETURNING id", as: Int64.self)
+            else { throw SpotError(.internal, "the catalog recorded a lease without an id") }
+            for hex in hexes {
+                try await transaction.run("INSERT INTO leased_blobs (lease_id, digest) VALUES (\(id), \(hex))")
+            }
+            return LeaseID(id)
+        }
+    }
+
+    /// Gives a lease up; an unknown or released lease is not an error.
+    public func releaseLease(_ id: LeaseID) async throws {
+        try await write { transaction in try await transaction.run("DELETE FROM leases WHERE id = \(id.rawValue)") }
+    }
+
+    /// Drops leases that expired before `cutoff`, then claims `digest` for removal if nothing
+    /// (object, thumbnail, GPS-free copy, upload chunk) names it and no lease holds it, in
+    /// one transaction holding the digest's lock.
+    public func claimForRemoval(_ digest: Digest, cutoff: Date, now: Date) async throws -> Bool {
+        let hex = digest.hex
+        return try await write { transaction in
+            try await transaction.lock([hex])
+            try await transaction.run("DELETE FROM leases WHERE expires_at < \(cutoff)")
+            let named = try await transaction.value("""
+                SELECT EXISTS (SELECT 1 FROM objects WHERE digest = \(hex)) OR EXISTS (SELECT 1 FROM thumbnails WHERE thumb_digest = \(hex))
+                    OR EXISTS (SELECT 1 FROM location_free_blobs WHERE free_digest = \(hex)) OR EXISTS (SELECT 1 FROM leased_blobs WHERE digest = \(hex))
+                    OR EXISTS (SELECT 1 FROM upload_chunks WHERE digest = \(hex))
+                """, as: Bool.self) ?? true
+            guard !named else { return false }
+            try await transaction.run("""
+                INSERT INTO blob_removals (digest, claimed_at) VALUES (\(hex), \(now))
+                ON CONFLICT (digest) DO UPDATE SET claimed_at = excluded.claimed_at
+                """)
+            return true
+        }
+    }
+
+    /// Ends the removal claim on `digest`.
+    public func endRemoval(_ digest: Digest) async throws {
+        try await write { transaction in try await transaction.run("DELETE FROM blob_removals WHERE digest = \(digest.hex)") }
+    }
+
+    /// The key every instance signs URLs with: the stored one, or `candidate` stored now
+    /// (the first process to store one wins).
+    public func signingKey(orStore candidate: [UInt8]) async throws -> [UInt8] {
+        try await write { transaction in
+            try await transaction.run("INSERT INTO settings (name, value) VALUES ('signingKey', \(candidate)) ON CONFLICT (name) DO NOTHING")
+            guard let key = try await transaction.value("SELECT value FROM settings WHERE name = 'signingKey'", as: [UInt8].self) else {
+                throw SpotError(.internal, "the catalog lost its signing key while storing it")
+            }
+            return key
+        }
+    }
+
+    /// Throws `.unavailable` unless lease `id` is still held, then releases it: a lease gc
+    /// dropped (it expired) may no longer protect its blobs.
+    static func release(heldLease id: LeaseID, _ transaction: any CatalogTransaction) async throws {
+        guard try await transaction.row("DELETE FROM leases WHERE id = \(id.rawValue) RETURNING id") != nil else {
+            throw SpotError(.unavailable, "the upload took longer than its lease on the stored bytes, so gc may have removed them; send it again")
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import SpotCore
+
+extension SQLCatalog {
+    /// The spot `id` in `bucket` with its overrides, derived location and objects (name
+    /// order), or `nil` when it has no spot row.
+    public func spotDetails(bucket: String, id: String) async throws -> SpotDetails? {
+        try await read { transaction in
+            guard let spot = try await Self.spotRecord(bucket: bucket, id: id, lock: false, transaction) else { return nil }
+            return try await Self.details(of: [spot], transaction).first
+        }
+    }
+
+    /// Applies the owner's `changes` to spot `id` in `bucket` in one transaction and returns
+    /// it; the checks and trimming are `SpotEdit`'s.
+    /// - Throws: `SpotError(.badRequest)` for fields that are too long (nothing is
+    ///   written); `SpotError(.notFound)` when the spot does not exist.
+    public func updateSpot(bucket: String, id: String, changes: SpotChanges) async throws -> SpotDetails {
+        let edit = try SpotEdit(changes)
+        return try await write { transaction in
+            guard var spot = try await Self.spotRecord(bucket: bucket, id: id, lock: true, transaction) else {
+                throw SpotError(.notFound, "there is no spot \(bucket)/\(id)")
+            }
+            edit.apply(to: &spot)
+            try await transaction.run(spot.update)
+            guard let details = try await Self.details(of: [spot], transaction).first else {
+                throw SpotError(.internal, "spot \(bucket)/\(id) vanished while it was being updated")
+            }
+            return details
+        }
+    }
+
+    /// One page of spots in `query.bucket`, each with its objects, read from one snapshot;
+    /// the order, paging and errors are `SpotSearchPlan`'s. Both searches are index range
+    /// scans (`cityQuery`, `nearQuery`); a page costs a fixed number of queries.
+    public func findSpots(_ query: SpotQuery) async throws -> SpotPage {
+        let plan = try SpotSearchPlan(query)
+        return try await read { transaction in
+            switch plan.criterion {
+            case .city(let key, let afterId):
+                let spots = try await transaction.rows(Self.cityQuery(plan: plan, key: key, afterId: afterId)).map(SpotRecord.init)
+                let page = plan.cityPage(spots.map(\.id))
+                let details = try await Self.details(of: Array(spots.prefix(page.ids.count)), transaction)
+                return SpotPage(spots: details, nextPageToken: page.nextPageToken)
+            case .near(_, _, let box, _):
+                let candidates = try await transaction.rows(Self.nearQuery(bucket: plan.bucket, box: box))
+                    .map { row in (id: try row(0) as String, latitude: try row(1) as Double, longitude: try row(2) as Double) }
+                let page = plan.nearPage(candidates)
+                let ids = page.hits.map(\.id)
+                let rows = try await transaction.rows("SELECT \(unescaped: spotColumns) FROM spots WHERE bucket = \(plan.bucket) AND id \(oneOf: ids)")
+                let byId = Dictionary(uniqueKeysWithValues: try rows.map(SpotRecord.init).map { ($0.id, $0) })
+                let distances = Dictionary(uniqueKeysWithValues: page.hits.map { ($0.id, $0.distanceKm) })
+                let details = try await Self.details(of: ids.compactMap { byId[$0] }, distances: distances, transaction)
+                return SpotPage(spots: details, nextPageToken: page.nextPageToken)
+            }
+        }
+    }
+
+    /// Up to `plan.pageSize` + 1 spots whose city key is `key`, after `afterId`, in id
+    /// order: a range scan of the (bucket, city_key, id) index.
+    package static func cityQuery(plan: SpotSearchPlan, key: String, afterId: String?) -> CatalogSQL {
+        var query: CatalogSQL = "SELECT \(unescaped: spotColumns) FROM spots WHERE bucket = \(plan.bucket) AND city_key = \(key)"
+        if let afterId { query = query + " AND id > \(afterId)" }
+        return query + " ORDER BY id LIMIT \(plan.pageSize + 1)"
+    }
+
+    /// The id and position of every spot of `bucket` whose location is in `box` and not
+    /// hidden: a range scan of the (bucket, latitude, longitude, id) index.
+    package static func nearQuery(bucket: String, box: BoundingBox) -> CatalogSQL {
+        var query: CatalogSQL = """
+            SELECT id, latitude, longitude FROM spots WHERE bucket = \(bucket) AND NOT hides_location
+            AND latitude BETWEEN \(box.latitudes.lowerBound) AND \(box.latitudes.upperBound)
+            """
+        if let longitudes = box.longitudes {
+            for (index, range) in longitudes.enumerated() {
+                query = query + (index == 0 ? " AND (" : " OR ") + "longitude BETWEEN \(range.lowerBound) AND \(range.upperBound)"
+            }
+            query = query + ")"
+        } else {
+            query = query + " AND longitude IS NOT NULL"
+        }
+        return query
+    }
+
+    /// One page of objects and folder prefixes, in Firebase Storage's shape, read from one
+    /// snapshot; the order, folding, paging and errors are `ListingPlan`'s (names compare
+    /// in byte order of UTF-8). A large folder costs an index seek.
+    public func list(_ query: ListQuery) async throws -> Listing {
+        let plan = try ListingPlan(query)
+        return try await read { transaction in
+            var walk = ListingWalk(plan)
+            while let next = walk.nextFetch {
+                walk.receive(try await transaction.rows(Self.namesQuery(of: plan, from: next.from, limit: next.limit)).map { try $0(0) })
+            }
+            let page = walk.page
+            let items = try await Self.storedObjects(in: plan.bucket, where: "name", isIn: page.itemNames, transaction)
+            return Listing(prefixes: page.prefixes, items: items, nextPageToken: page.nextPageToken)
+        }
+    }
+
+    /// Up to `limit` names of `plan` from `start`, in byte order: a range scan of the
+    /// (bucket, name) index.
+    package static func namesQuery(of plan: ListingPlan, from start: ListingPlan.Start, limit: Int) -> CatalogSQL {
+        var query: CatalogSQL = switch start {
+        case .atOrAfter(let first): "SELECT name FROM objects WHERE bucket = \(plan.bucket) AND name >= \(first)"
+        case .after(let previous): "SELECT name FROM objects WHERE bucket = \(plan.bucket) AND name > \(previous)"
+        }
+        if let end = plan.end { query = query + " AND name < \(end)" }
+        return query + " ORDER BY name LIMIT \(limit)"
+    }
+
+    /// Brings the derived location of `spot` (when it has a row) up to date with its
+    /// objects' photos: the first by creation time, then name, with a valid position; its
+    /// place; whether another is more than 1 km away; and the city key.
+    static func refreshLocation(of spot: SpotKey, _ transaction: any CatalogTransaction) async throws {
+        guard var record = try await spotRecord(bucket: spot.bucket, id: spot.id, lock: true, transaction) else { return }
+        let before = record
+        record.setLocation(try await derivedLocation(of: spot, transaction))
+        if record != before { try await transaction.run(record.update) }
+    }
+
+    /// The location `spot` takes from its objects' photos (see `refreshLocation`); `nil`
+    /// when none has a position.
+    static func derivedLocation(of spot: SpotKey, _ transaction: any CatalogTransaction) async throws -> SpotLocation? {
+        let photos = try await transaction.rows("""
+            SELECT \(unescaped: photoColumns) FROM objects JOIN photos USING (digest)
+            WHERE objects.bucket = \(spot.bucket) AND objects.spot_id = \(spot.id)
+              AND photos.latitude IS NOT NULL AND photos.longitude IS NOT NULL
+            ORDER BY objects.created_at, objects.name
+            """).map(PhotoRecord.init)
+        return SpotLocation(photos: photos.lazy.map { ($0.location, $0.place) })
+    }
+
+    /// The row of spot `id` in `bucket`, locked until the transaction ends when `lock`, or `nil`.
+    static func spotRecord(bucket: String, id: String, lock: Bool, _ transaction: any CatalogTransaction) async throws -> SpotRecord? {
+        let query: CatalogSQL = "SELECT \(unescaped: spotColumns) FROM spots WHERE bucket = \(bucket) AND id = \(id)"
+        return try await transaction.row(lock ? query + .forUpdate : query).map(SpotRecord.init)
+    }
+
+    /// The domain values of `spots` (all in one bucket), in the same order, each with its
+    /// objects in name order and its distance from `distances`: three queries in all.
+    private static func details(
+        of spots: [SpotRecord], distances: [String: Double] = [:], _ transaction: any CatalogTransaction
+    ) async throws -> [SpotDetails] {
+        guard let bucket = spots.first?.bucket else { return [] }
+        let objects = try await storedObjects(in: bucket, where: "spot_id", isIn: spots.map(\.id), transaction)
+        let objectsBySpot = Dictionary(grouping: objects) { $0.path.topFolder ?? "" }
+        return spots.map { spot in spot.details(objects: objectsBySpot[spot.id] ?? [], distanceKm: distances[spot.id]) }
+    }
+}
