@@ -12,11 +12,12 @@ import Testing
         return (try FileSystemBlobStore(root: root + "/blobs", temporaryDirectory: root + "/tmp"), root)
     }
 
-    @Test func conformsToTheBlobStorePort() async throws {
-        try await BlobStoreConformance {
+    @Test(arguments: BlobStoreConformance.clauses)
+    func conformsToTheBlobStorePort(_ clause: BlobStoreConformance.Clause) async throws {
+        try await clause.check(BlobStoreConformance {
             let (store, root) = try Self.newStore()
             return (store, root + "/tmp")
-        }.run()
+        })
     }
 
     @Test func layoutIsShardedByDigestAndLeavesNoTempFiles() async throws {

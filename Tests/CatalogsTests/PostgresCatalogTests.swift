@@ -11,19 +11,6 @@ import TestSupport
 /// database, its start-up errors, a database that goes away, and index use of spot search.
 /// Left out without a server (see `PostgresTestServer`).
 @Suite(.enabled(if: PostgresTestServer.isEnabled)) struct PostgresCatalogTests {
-    @Test func twoCatalogsOnOneDatabaseConform() async throws {
-        let scratch = PostgresTestServer.Scratch()
-        do {
-            try await CatalogConformance(hasChangeStamps: true) {
-                (try await scratch.catalog(onNewDatabase: true), try await scratch.catalog(onNewDatabase: false))
-            }.run()
-        } catch {
-            await scratch.cleanUp()
-            throw error
-        }
-        await scratch.cleanUp()
-    }
-
     @Test func aMalformedURLIsRefusedSayingWhatAURLLooksLike() async throws {
         for url in ["mysql://a@b/c", "postgres://host/db", "postgres://user@/db", "postgres://user@host", "postgres://user@host/db?ssl=1", "nonsense"] {
             let error = await #expect(throws: SpotError.self, "\(url)") {

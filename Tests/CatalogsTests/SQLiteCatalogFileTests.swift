@@ -79,24 +79,3 @@ import Testing
         }
     }
 }
-
-/// The cross-process conformance suite on SQLite: two catalogs on one file, as two
-/// processes hold it, and one catalog in memory (its two connections are one).
-@Suite struct SQLiteCatalogConformanceTests {
-    @Test func twoCatalogsOnOneFileConform() async throws {
-        try await withTemporaryDirectory { folder in
-            let base = folder.path
-            try await CatalogConformance(hasChangeStamps: true) {
-                let file = "\(base)/catalog-\(UUID().uuidString).sqlite"
-                return (try SQLiteCatalog(path: file), try SQLiteCatalog(path: file))
-            }.run()
-        }
-    }
-
-    @Test func aCatalogInMemoryConforms() async throws {
-        try await CatalogConformance(hasChangeStamps: false) {
-            let catalog = try SQLiteCatalog.inMemory()
-            return (catalog, catalog)
-        }.run()
-    }
-}

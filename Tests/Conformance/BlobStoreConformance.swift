@@ -4,7 +4,7 @@ import SpotService
 import Testing
 
 /// The contract of the `BlobStore` port, written only against the port. A backend's tests
-/// call `run()` with a factory of empty stores; the next backend (S3) calls the same.
+/// run each of `clauses` with a factory of empty stores.
 public struct BlobStoreConformance: Sendable {
     /// A new, empty store, and a directory for staging files (on the store's file system
     /// when that matters).
@@ -16,16 +16,30 @@ public struct BlobStoreConformance: Sendable {
         self.makeStore = makeStore
     }
 
-    /// Runs every check, each on a new store.
-    public func run() async throws {
-        try await storesAndReadsBack()
-        try await streamsRanges()
-        try await missingBlobsAreAbsentNotErrors()
-        try await identicalBytesAreStoredOnce()
-        try await removesBlobs()
-        try await enumeratesInPagesInDigestOrder()
-        try await aWorkingStoreIsHealthy()
+    /// One clause of the contract: a check run on a new store.
+    public struct Clause: Sendable, CustomTestStringConvertible {
+        public let name: String
+        let body: @Sendable (BlobStoreConformance) async throws -> Void
+
+        public var testDescription: String { name }
+
+        /// Runs the check against the backend `conformance` makes.
+        public func check(_ conformance: BlobStoreConformance) async throws {
+            try await body(conformance)
+        }
     }
+
+    /// Every clause, for a backend's tests to run one by one (`@Test(arguments:)`), so a
+    /// failing clause names itself and the backend.
+    public static let clauses: [Clause] = [
+        Clause(name: "storesAndReadsBack") { try await $0.storesAndReadsBack() },
+        Clause(name: "streamsRanges") { try await $0.streamsRanges() },
+        Clause(name: "missingBlobsAreAbsentNotErrors") { try await $0.missingBlobsAreAbsentNotErrors() },
+        Clause(name: "identicalBytesAreStoredOnce") { try await $0.identicalBytesAreStoredOnce() },
+        Clause(name: "removesBlobs") { try await $0.removesBlobs() },
+        Clause(name: "enumeratesInPagesInDigestOrder") { try await $0.enumeratesInPagesInDigestOrder() },
+        Clause(name: "aWorkingStoreIsHealthy") { try await $0.aWorkingStoreIsHealthy() },
+    ]
 
     func staged(_ bytes: [UInt8], in scratch: String) throws -> (path: String, digest: Digest) {
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)

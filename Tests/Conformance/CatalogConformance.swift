@@ -4,8 +4,8 @@ import Testing
 
 /// The cross-process part of the `Catalog` contract, written only against the port: what
 /// must hold when several connections (processes, servers) share one catalog. Time comes
-/// from the arguments the port takes, never from waiting. A backend's tests call `run()`
-/// with a factory; the PostgreSQL catalog calls the same.
+/// from the arguments the port takes, never from waiting. A backend's tests run each
+/// of `clauses` with a factory of connections.
 public struct CatalogConformance: Sendable {
     /// Two connections to one new, empty catalog, as two processes would hold them.
     public typealias Factory = @Sendable () async throws -> (first: any Catalog, second: any Catalog)
@@ -19,36 +19,50 @@ public struct CatalogConformance: Sendable {
         self.makeCatalogs = makeCatalogs
     }
 
-    /// Runs every check, each on a new catalog.
-    public func run() async throws {
-        try await theCountLimitHoldsAcrossConnections()
-        try await aNewSpotGetsExactlyOneOwner()
-        try await leasesAndRemovalClaimsExcludeEachOther()
-        try await aCommitWhoseLeaseLapsedIsRefused()
-        try await theChangeFeedSeesOtherConnectionsCommits()
-        try await listingPagesCoverEveryObjectOnce()
-        try await aWorkingCatalogIsHealthy()
-        try await theFirebaseFieldsOfAnObjectRoundTrip()
-        try await aMetadataUpdateBumpsTheMetagenerationOnly()
-        try await aReplacementStartsAtMetagenerationOneWithOnlyItsOwnToken()
-        try await aMetadataUpdateOfAReplacedObjectIsRefused()
-        try await anUploadSessionResumesAndRefusesWhatDoesNotFit()
-        try await anOwnersOpenSessionsAreCappedAcrossCatalogs()
-        try await expiredUploadSessionsAreSweptEarliestFirst()
-        try await uploadSessionsHoldPlacesInTheirSpot()
-        try await aSessionReplacingAnObjectHoldsNoPlace()
-        try await anotherUploadersSessionsHoldNoPlaceWhereOwnershipIsRequired()
-        try await sessionsUploadingOneNewNameHoldOnePlace()
-        try await anExpiredSessionHoldsNoPlaceUntilSwept()
-        try await anExpiredSessionTakesNoChunk()
-        try await aSweepLeavesASessionExtendedPastItsCutoff()
-        try await committingAnUploadSessionEndsIt()
-        try await aCommittedSessionIsRecordedAsFinished()
-        try await forgettingFinishedUploadsRemovesOnlyOlderOnes()
-        try await sessionStartsAndCommitsRaceForTheLastPlaces()
-        try await gcKeepsTheChunksOfUploadSessions()
-        try await chunksInTheirSessionsFileNameNoBlob()
+    /// One clause of the contract: a check run on a new catalog.
+    public struct Clause: Sendable, CustomTestStringConvertible {
+        public let name: String
+        let body: @Sendable (CatalogConformance) async throws -> Void
+
+        public var testDescription: String { name }
+
+        /// Runs the check against the backend `conformance` makes.
+        public func check(_ conformance: CatalogConformance) async throws {
+            try await body(conformance)
+        }
     }
+
+    /// Every clause, for a backend's tests to run one by one (`@Test(arguments:)`), so a
+    /// failing clause names itself and the backend.
+    public static let clauses: [Clause] = [
+        Clause(name: "theCountLimitHoldsAcrossConnections") { try await $0.theCountLimitHoldsAcrossConnections() },
+        Clause(name: "aNewSpotGetsExactlyOneOwner") { try await $0.aNewSpotGetsExactlyOneOwner() },
+        Clause(name: "leasesAndRemovalClaimsExcludeEachOther") { try await $0.leasesAndRemovalClaimsExcludeEachOther() },
+        Clause(name: "aCommitWhoseLeaseLapsedIsRefused") { try await $0.aCommitWhoseLeaseLapsedIsRefused() },
+        Clause(name: "theChangeFeedSeesOtherConnectionsCommits") { try await $0.theChangeFeedSeesOtherConnectionsCommits() },
+        Clause(name: "listingPagesCoverEveryObjectOnce") { try await $0.listingPagesCoverEveryObjectOnce() },
+        Clause(name: "aWorkingCatalogIsHealthy") { try await $0.aWorkingCatalogIsHealthy() },
+        Clause(name: "theFirebaseFieldsOfAnObjectRoundTrip") { try await $0.theFirebaseFieldsOfAnObjectRoundTrip() },
+        Clause(name: "aMetadataUpdateBumpsTheMetagenerationOnly") { try await $0.aMetadataUpdateBumpsTheMetagenerationOnly() },
+        Clause(name: "aReplacementStartsAtMetagenerationOneWithOnlyItsOwnToken") { try await $0.aReplacementStartsAtMetagenerationOneWithOnlyItsOwnToken() },
+        Clause(name: "aMetadataUpdateOfAReplacedObjectIsRefused") { try await $0.aMetadataUpdateOfAReplacedObjectIsRefused() },
+        Clause(name: "anUploadSessionResumesAndRefusesWhatDoesNotFit") { try await $0.anUploadSessionResumesAndRefusesWhatDoesNotFit() },
+        Clause(name: "anOwnersOpenSessionsAreCappedAcrossCatalogs") { try await $0.anOwnersOpenSessionsAreCappedAcrossCatalogs() },
+        Clause(name: "expiredUploadSessionsAreSweptEarliestFirst") { try await $0.expiredUploadSessionsAreSweptEarliestFirst() },
+        Clause(name: "uploadSessionsHoldPlacesInTheirSpot") { try await $0.uploadSessionsHoldPlacesInTheirSpot() },
+        Clause(name: "aSessionReplacingAnObjectHoldsNoPlace") { try await $0.aSessionReplacingAnObjectHoldsNoPlace() },
+        Clause(name: "anotherUploadersSessionsHoldNoPlaceWhereOwnershipIsRequired") { try await $0.anotherUploadersSessionsHoldNoPlaceWhereOwnershipIsRequired() },
+        Clause(name: "sessionsUploadingOneNewNameHoldOnePlace") { try await $0.sessionsUploadingOneNewNameHoldOnePlace() },
+        Clause(name: "anExpiredSessionHoldsNoPlaceUntilSwept") { try await $0.anExpiredSessionHoldsNoPlaceUntilSwept() },
+        Clause(name: "anExpiredSessionTakesNoChunk") { try await $0.anExpiredSessionTakesNoChunk() },
+        Clause(name: "aSweepLeavesASessionExtendedPastItsCutoff") { try await $0.aSweepLeavesASessionExtendedPastItsCutoff() },
+        Clause(name: "committingAnUploadSessionEndsIt") { try await $0.committingAnUploadSessionEndsIt() },
+        Clause(name: "aCommittedSessionIsRecordedAsFinished") { try await $0.aCommittedSessionIsRecordedAsFinished() },
+        Clause(name: "forgettingFinishedUploadsRemovesOnlyOlderOnes") { try await $0.forgettingFinishedUploadsRemovesOnlyOlderOnes() },
+        Clause(name: "sessionStartsAndCommitsRaceForTheLastPlaces") { try await $0.sessionStartsAndCommitsRaceForTheLastPlaces() },
+        Clause(name: "gcKeepsTheChunksOfUploadSessions") { try await $0.gcKeepsTheChunksOfUploadSessions() },
+        Clause(name: "chunksInTheirSessionsFileNameNoBlob") { try await $0.chunksInTheirSessionsFileNameNoBlob() },
+    ]
 
     /// A digest that differs for each `seed`.
     static func digest(_ seed: Int) -> Digest {

@@ -22,16 +22,17 @@ struct S3BlobStoreTests {
         }
     }
 
-    @Test func conformsToTheBlobStorePort() async throws {
+    @Test(arguments: BlobStoreConformance.clauses)
+    func conformsToTheBlobStorePort(_ clause: BlobStoreConformance.Clause) async throws {
         let opened = OpenedStores()
         let scratch = NSTemporaryDirectory() + "s3-scratch-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         do {
-            try await BlobStoreConformance {
+            try await clause.check(BlobStoreConformance {
                 let store = try await S3BlobStore.open(TestServices.s3Configuration())
                 await opened.add(store)
                 return (store, scratch)
-            }.run()
+            })
         } catch {
             try? await opened.closeAll()
             throw error
