@@ -59,7 +59,12 @@ public struct SQLiteDatabase: CatalogDatabase {
     /// Several processes may open the same file at once. Throws when the folder is missing,
     /// the file is not an SQLite database, or it was migrated by a newer SpotStore.
     public init(path: String) throws {
-        let pool = try DatabasePool(path: path, configuration: Self.makeConfiguration())
+        try self.init(path: path, busyTimeout: Self.busyTimeout)
+    }
+
+    /// `init(path:)` with how long a write waits for another connection's write lock.
+    package init(path: String, busyTimeout: TimeInterval) throws {
+        let pool = try DatabasePool(path: path, configuration: Self.makeConfiguration(busyTimeout: busyTimeout))
         try self.init(pool, changes: SQLiteChangeFeed(path: path))
     }
 
@@ -104,7 +109,7 @@ public struct SQLiteDatabase: CatalogDatabase {
     }
 
     /// The connection settings every catalog connection uses.
-    static func makeConfiguration() -> Configuration {
+    static func makeConfiguration(busyTimeout: TimeInterval = busyTimeout) -> Configuration {
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(busyTimeout)
@@ -118,7 +123,7 @@ public struct SQLiteDatabase: CatalogDatabase {
         guard let error = error as? DatabaseError else { return error }
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return SpotError(.unavailable, "the catalog is busy: another process held its write lock for more than \(Int(busyTimeout)) s; retry shortly")
+            return SpotError(.unavailable, "the catalog is busy: another connection or process holds its write lock; retry shortly")
         case .SQLITE_FULL:
             return SpotError(.insufficientStorage, "the catalog cannot grow: the store's disk is full; free space and retry")
         case .SQLITE_CONSTRAINT:

@@ -2,6 +2,7 @@ import Catalogs
 import SQLCatalog
 import Conformance
 import Foundation
+import GRDB
 import SpotCore
 import Testing
 
@@ -18,6 +19,25 @@ import Testing
             let header = try #require(FileHandle(forReadingAtPath: file)).readData(ofLength: 20)
             #expect(Array(header.prefix(16)) == Array("SQLite format 3\0".utf8))
             #expect(Array(header.suffix(2)) == [2, 2])
+        }
+    }
+
+    /// A write that waits past the busy timeout for a lock another process holds is
+    /// unavailable (503 with Retry-After), never an internal error, and writes nothing.
+    @Test func aWriteLockHeldElsewhereMakesWritesUnavailable() async throws {
+        try await withTemporaryDirectory { folder in
+            let file = folder.appendingPathComponent("catalog.sqlite").path
+            let catalog = SQLiteCatalog(try SQLiteDatabase(path: file, busyTimeout: 0.2))
+            var configuration = Configuration()
+            configuration.allowsUnsafeTransactions = true
+            let holder = try DatabaseQueue(path: file, configuration: configuration)
+            try await holder.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+            let error = await #expect(throws: SpotError.self) { try await catalog.addUser("alice", tokenDigest: digest(1)) }
+            #expect(error?.kind == .unavailable)
+            #expect(error?.message == "the catalog is busy: another connection or process holds its write lock; retry shortly")
+            try await holder.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
+            #expect(try await catalog.user(uid: "alice") == nil)
+            #expect(try await catalog.addUser("alice", tokenDigest: digest(1)).uid == "alice")
         }
     }
 
