@@ -240,27 +240,13 @@ extension StorageService {
                 } else {
                     report.collected.append(blob)
                 }
-            } else if try await removeIfUnreferenced(blob.digest, cutoff: cutoff, now: now) {
+            } else if try await guardedBlobs.removeIfUnreferenced(blob.digest, cutoff: cutoff, now: now) {
                 report.collected.append(blob)
             } else {
                 report.kept.append(blob)
             }
         }
         return report
-    }
-
-    /// Removes blob `digest` when the catalog lets gc claim it (nothing names it and no lease
-    /// that expired after `cutoff` holds it); returns whether it was removed.
-    func removeIfUnreferenced(_ digest: SpotCore.Digest, cutoff: Date, now: Date) async throws -> Bool {
-        guard try await catalog.claimForRemoval(digest, cutoff: cutoff, now: now) else { return false }
-        do {
-            try await blobs.remove(digest)
-        } catch {
-            try? await catalog.endRemoval(digest)
-            throw error
-        }
-        try await catalog.endRemoval(digest)
-        return true
     }
 
     /// Puts the bytes of a blob the catalog names back into the store (a backup of a blob

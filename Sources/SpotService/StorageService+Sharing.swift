@@ -209,13 +209,9 @@ extension StorageService {
             throw SpotError(.forbidden, "this photo's position cannot be removed from its file (\(object.path)), and its spot hides positions: only the spot's owner may download the original; its thumbnails carry no position")
         }
         let free = BlobWriter.digest(of: stripped)
-        let lease = try await leaseBlobs([free])
-        do {
+        try await guardedBlobs.leasing([free]) { lease in
             try await blobs.store(stripped, as: free)
             try await catalog.setLocationFreeDigest(free, of: object.digest, lease: lease)
-        } catch {
-            try? await catalog.releaseLease(lease)
-            throw error
         }
         return Download(digest: free, size: Int64(stripped.count), contentType: object.contentType, settings: object.settings)
     }

@@ -243,28 +243,15 @@ extension StorageService {
     /// Leases the blobs in the catalog, then stores them; the object to commit holds the lease.
     func put(_ judged: JudgedUpload, _ analysis: UploadAnalysis, as authorized: AuthorizedUpload) async throws -> NewObject {
         let staged = judged.staged
-        let lease = try await leaseBlobs([staged.digest] + analysis.newThumbnails.map(\.digest))
-        do {
+        let lease = try await guardedBlobs.leasing([staged.digest] + analysis.newThumbnails.map(\.digest)) { lease in
             for thumbnail in analysis.newThumbnails {
                 try await blobs.store(thumbnail.bytes, as: thumbnail.digest)
             }
             try await blobs.store(fileAt: staged.path, as: staged.digest)
-        } catch {
-            try? await catalog.releaseLease(lease)
-            throw error
+            return lease
         }
         return NewObject(
             path: authorized.path, digest: staged.digest, size: staged.size, contentType: judged.contentType,
             owner: authorized.owner, photo: analysis.photo, thumbnails: analysis.thumbnails, lease: lease)
-    }
-
-    /// A lease on `digests`, waiting while gc removes one of them (at most `claimLifetime`).
-    /// - Throws: `.unavailable` when gc's removal claim outlasts the wait.
-    func leaseBlobs(_ digests: [SpotCore.Digest]) async throws -> LeaseID {
-        for _ in 0..<Int(claimLifetime * 20) {
-            if let lease = try await catalog.lease(digests, at: configuration.now(), for: configuration.leaseDuration) { return lease }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw SpotError(.unavailable, "gc is removing a blob this upload needs; send it again")
     }
 }

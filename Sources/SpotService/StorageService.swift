@@ -20,11 +20,8 @@ public struct StorageService: Sendable {
     let writer: BlobWriter
     let analyzer: PhotoAnalyzer
     let coordinator = UploadCoordinator()
-    let runningDigests = RunningDigests()
-    let appendsInFlight = AppendsInFlight()
-    /// Where upload sessions keep their bytes as files (`configuration.uploadSessionDirectory`);
-    /// `nil` keeps each chunk as a blob.
-    let sessionFiles: UploadSessionFiles?
+    let guardedBlobs: GuardedBlobs
+    let uploads: ResumableUploads
     let imageWork: OffPoolRunner
 
     /// Creates the temporary directory if needed.
@@ -37,8 +34,17 @@ public struct StorageService: Sendable {
         self.policy = policy
         self.geocoder = geocoder
         self.configuration = configuration
-        self.writer = try BlobWriter(temporaryDirectory: configuration.temporaryDirectory)
-        self.sessionFiles = try configuration.uploadSessionDirectory.map(UploadSessionFiles.init(directory:))
+        let writer = try BlobWriter(temporaryDirectory: configuration.temporaryDirectory)
+        self.writer = writer
+        let guardedBlobs = GuardedBlobs(catalog: catalog, blobs: blobs, leaseDuration: configuration.leaseDuration, now: configuration.now)
+        self.guardedBlobs = guardedBlobs
+        // Upload sessions keep their bytes in files where the configuration names a directory
+        // for them, else as chunk blobs; a session whose chunks are blobs goes on as blobs.
+        let chunkBlobs = UploadChunkBlobs(guardedBlobs: guardedBlobs, writer: writer)
+        let byteStores: [any UploadByteStore] = try configuration.uploadSessionDirectory.map {
+            [try UploadSessionFiles(directory: $0, writer: writer), chunkBlobs]
+        } ?? [chunkBlobs]
+        self.uploads = ResumableUploads(catalog: catalog, configuration: configuration, writer: writer, byteStores: byteStores)
         self.analyzer = PhotoAnalyzer(
             thumbnailSizes: configuration.thumbnailSizes, makesWebP: true, maxPixels: configuration.maxPixels,
             maxDecodeBytes: configuration.maxDecodeBytes, decodeTimeLimit: configuration.decodeTimeLimit)

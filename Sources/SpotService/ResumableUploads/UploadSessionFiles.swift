@@ -9,14 +9,15 @@ import SpotCore
 /// The bytes of upload sessions as one file each (`<directory>/<session id>`), on the file
 /// system of a file-system blob store: a chunk is appended and made durable before the
 /// catalog records it, and the finished file becomes the object's blob by a hard link, so
-/// its bytes are written once. (With an object store, each chunk is a blob instead.)
+/// its bytes are written once.
 ///
 /// Every write to a file is made holding its lock (`flock`), which every process serving
 /// the store takes alike, and only after the catalog, read under the lock, agrees: so two
 /// requests for one offset cannot overwrite each other's bytes. A file with a second link
 /// (its upload is being finished, or is a blob already) is never written again.
-struct UploadSessionFiles: Sendable {
+struct UploadSessionFiles: UploadByteStore {
     let directory: String
+    let writer: BlobWriter
 
     /// How long an append waits for another request holding the session's file before it is
     /// told to ask where the upload is and go on from there. (A finish waits as long as it
@@ -28,27 +29,31 @@ struct UploadSessionFiles: Sendable {
     static let orphanAge: TimeInterval = 3600
 
     /// Creates `directory` if needed, durably.
-    init(directory: String) throws {
+    init(directory: String, writer: BlobWriter) throws {
         self.directory = directory
+        self.writer = writer
         if !FileManager.default.fileExists(atPath: directory) {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try fsyncFile(at: (directory as NSString).deletingLastPathComponent)
         }
     }
 
-    /// Runs `write` with session `id`'s file open at `offset` and locked: `check` (the
-    /// catalog's view, which must still end at `offset`) runs first and gives the session as
-    /// it is now, then anything a crash left past `offset` is cut off. `write` writes the
-    /// chunk there, makes it durable (`sync`) and records it in the catalog before the lock
-    /// is let go.
+    /// A session whose chunks are blobs started where sessions keep their bytes so, or before
+    /// they were kept in files: it goes on that way.
+    func holds(_ session: UploadSession) -> Bool {
+        session.chunks.allSatisfy { $0.digest == nil }
+    }
+
+    /// Opens the session's file at `chunk.offset` and locks it; `chunk.current` (the catalog's
+    /// view, which must still end there) runs first, then anything a crash left past the
+    /// offset is cut off. The chunk is written there, made durable and recorded in the
+    /// catalog before the lock is let go.
     /// - Throws: `.conflict` when another request holds the lock past `appendLockWait`, or
     ///   the upload is being finished; `.internal` when bytes the catalog holds are not in the file.
-    func append<Result>(
-        to id: String, at offset: Int64, check: () async throws -> UploadSession,
-        write: (OpenFile, UploadSession) async throws -> Result
-    ) async throws -> Result {
+    func append(_ chunk: IncomingChunk, to session: UploadSession) async throws -> (ReceivedChunk, UploadSession?) {
+        let offset = chunk.offset
         // Only the first chunk makes the file: a later one without it finds the bytes lost.
-        try await withLock(on: id, creating: offset == 0, waitingAtMost: Self.appendLockWait, check: check) { fd, session in
+        return try await withLock(on: session.id, creating: offset == 0, waitingAtMost: Self.appendLockWait, check: chunk.current) { fd, current in
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw SpotError.fromErrno("cannot read an upload session's file") }
             guard info.st_nlink <= 1 else { throw SpotError(.conflict, "the upload is being finished; ask where it is") }
@@ -56,16 +61,34 @@ struct UploadSessionFiles: Sendable {
             guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
                 throw SpotError.fromErrno("cannot cut an upload session's file")
             }
-            return try await write(OpenFile(descriptor: fd, path: path(of: id)), session)
+            let file = OpenFile(descriptor: fd, path: path(of: session.id))
+            let received = try await chunk.receive(file, current)
+            guard received.written.size > 0 else { return (received, nil) }
+            try await sync(file, madeNow: offset == 0)
+            return (received, try await chunk.record(UploadChunk(offset: offset, size: received.written.size, digest: nil), nil))
         }
     }
 
     /// Makes what was written to `file` durable, with its name in the directory when the
     /// first chunk made it.
-    func sync(_ file: OpenFile, madeNow: Bool) async throws {
+    private func sync(_ file: OpenFile, madeNow: Bool) async throws {
         try await onFileThread {
             guard fdatasync(file.descriptor) == 0 else { throw SpotError.fromErrno("cannot sync an upload session's file") }
             if madeNow { try fsyncFile(at: directory) }
+        }
+    }
+
+    /// The session's file, linked into the temp directory (see `link`).
+    func finishedBytes(of session: UploadSession, whole: WholeDigests?, current: () async throws -> UploadSession) async throws -> StagedBlob {
+        let path = writer.temporaryPath()
+        try await link(session.id, holding: session.received, at: path, check: current)
+        do {
+            // Without the digests carried from chunk to chunk, the file is read and hashed.
+            let writer = self.writer
+            return try await onFileThread { try writer.adopt(fileAt: path, whole: whole) }
+        } catch {
+            try? FileManager.default.removeItem(atPath: path)
+            throw error
         }
     }
 
@@ -75,7 +98,7 @@ struct UploadSessionFiles: Sendable {
     /// have left more).
     /// - Throws: `.internal` when the file holds fewer bytes (they were lost); `.notFound`
     ///   when it was removed meanwhile (the session ended); `check`'s errors.
-    func link(_ id: String, holding received: Int64, at destination: String, check: () async throws -> UploadSession) async throws {
+    private func link(_ id: String, holding received: Int64, at destination: String, check: () async throws -> UploadSession) async throws {
         // An upload of no bytes never had a chunk to make the file.
         try await withLock(on: id, creating: received == 0, waitingAtMost: nil, check: check) { fd, _ in
             var info = stat()
@@ -91,19 +114,28 @@ struct UploadSessionFiles: Sendable {
         }
     }
 
-    /// Removes session `id`'s file, if any (the session ended: nothing can record a chunk in
+    /// Removes the session's file, if any (the session ended: nothing can record a chunk in
     /// it any more, so this needs no lock).
-    func remove(_ id: String) {
-        guard Self.isSessionID(id) else { return }
-        unlink(path(of: id))
+    func discardBytes(of session: UploadSession) async {
+        remove(session.id)
     }
 
-    /// The ids of the sessions whose files were last changed before `cutoff`.
-    func sessionIDs(unchangedSince cutoff: Date) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory).filter { name in
+    /// Removes the files, unchanged for `orphanAge` by `now`, of sessions that have ended.
+    func removeBytesOfEndedSessions(now: Date, hasEnded: (String) async throws -> Bool) async throws {
+        let cutoff = now.addingTimeInterval(-Self.orphanAge)
+        let unchanged = try FileManager.default.contentsOfDirectory(atPath: directory).filter { name in
             let changed = (try? FileManager.default.attributesOfItem(atPath: path(of: name)))?[.modificationDate] as? Date
             return Self.isSessionID(name) && changed.map { $0 < cutoff } == true
         }
+        for id in unchanged where try await hasEnded(id) {
+            remove(id)
+        }
+    }
+
+    /// Removes session `id`'s file, if any.
+    private func remove(_ id: String) {
+        guard Self.isSessionID(id) else { return }
+        unlink(path(of: id))
     }
 
     /// Why an upload cannot go on: bytes the catalog holds are not in its file.

@@ -6,13 +6,11 @@ import SpotAPI
 import SpotCore
 import SpotService
 
-/// Firebase Storage's upload protocols on `POST /v0/b/{bucket}/o`, as its SDKs speak them:
-/// multipart (`X-Goog-Upload-Protocol: multipart`: a JSON metadata part, then the bytes) and
-/// resumable (`X-Goog-Upload-Protocol: resumable` with `X-Goog-Upload-Command: start`, then
+/// Firebase Storage's resumable upload protocol on `POST /v0/b/{bucket}/o`, as its SDKs speak
+/// it: `X-Goog-Upload-Protocol: resumable` with `X-Goog-Upload-Command: start`, then
 /// `upload`, `upload, finalize`, `finalize`, `query` or `cancel` at the upload URL the start
-/// answers). Resumable uploads live in the catalog's upload sessions, so any instance goes on.
+/// answers. The upload is an upload session of the catalog, so any instance goes on.
 extension ObjectRoutes {
-    static let uploadProtocol = HTTPField.Name("X-Goog-Upload-Protocol")!
     static let uploadCommand = HTTPField.Name("X-Goog-Upload-Command")!
     static let uploadOffset = HTTPField.Name("X-Goog-Upload-Offset")!
     static let uploadStatus = HTTPField.Name("X-Goog-Upload-Status")!
@@ -25,38 +23,8 @@ extension ObjectRoutes {
     /// The chunk size resumable clients are told to use multiples of (Firebase's 256 KiB).
     static let granularity = 256 * 1024
 
-    /// The answer to a Firebase upload request, or `nil` when the request is a plain upload.
-    func firebaseUpload(_ request: Request, _ context: SpotRequestContext) async throws -> Response? {
-        let parameters = request.uri.queryParameters
-        if let id = parameters.get("upload_id") { return try await continueSession(id, request, context) }
-        let named = request.headers[Self.uploadProtocol]?.lowercased()
-        let contentType = request.headers[.contentType] ?? ""
-        if named == "multipart" || (named == nil && contentType.lowercased().hasPrefix("multipart/related")) {
-            return try await multipartUpload(request, context)
-        }
-        guard named == "resumable" else { return nil }
-        guard request.headers[Self.uploadCommand]?.lowercased() == "start" else {
-            throw SpotError(.badRequest, "a resumable upload starts with X-Goog-Upload-Command: start")
-        }
-        return try await startSession(request, context)
-    }
-
-    /// A multipart upload: the metadata part names the settings, the second part is stored.
-    private func multipartUpload(_ request: Request, _ context: SpotRequestContext) async throws -> Response {
-        let path = try namedPath(request, context)
-        return try await receiving(request, context) { user in
-            var body = try MultipartRelated(body: request.body, contentType: request.headers[.contentType] ?? "")
-            let (json, mediaType) = try await body.readMetadata()
-            let asked = try MetadataBody(json: json)
-            let details = try Self.details(of: asked, at: path)
-            return try await service.upload(
-                path, by: user, contentType: asked.change.contentType ?? mediaType, declaredSize: nil, details: details,
-                body: body.media())
-        }
-    }
-
     /// `X-Goog-Upload-Command: start`: records the session and answers its upload URL.
-    private func startSession(_ request: Request, _ context: SpotRequestContext) async throws -> Response {
+    func startSession(_ request: Request, _ context: SpotRequestContext) async throws -> Response {
         let path = try namedPath(request, context)
         let user = try await authenticate(request, context)
         let asked = try await metadataBody(of: request)
@@ -83,7 +51,7 @@ extension ObjectRoutes {
     }
 
     /// A command at a session's upload URL.
-    private func continueSession(_ id: String, _ request: Request, _ context: SpotRequestContext) async throws -> Response {
+    func continueSession(_ id: String, _ request: Request, _ context: SpotRequestContext) async throws -> Response {
         let user = try await authenticate(request, context)
         let id = try await uploadSession(id, context, by: user)
         let commands = Set((request.headers[Self.uploadCommand] ?? "").lowercased().split(separator: ",").map {
@@ -136,14 +104,5 @@ extension ObjectRoutes {
         headers[uploadStatus] = status
         if let received { headers[sizeReceived] = String(received) }
         return Response(status: .ok, headers: headers)
-    }
-
-    /// The settings and expected MD5 of an upload from its metadata, which may not name
-    /// another object.
-    private static func details(of asked: MetadataBody, at path: ObjectPath) throws(SpotError) -> UploadDetails {
-        if let name = asked.name, name != path.name {
-            throw SpotError(.badRequest, "the metadata names '\(name)' but the upload is to '\(path.name)'")
-        }
-        return UploadDetails(settings: try ObjectSettings().applying(asked.change), md5: asked.md5)
     }
 }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import SpotCore
 import SpotService
@@ -48,4 +49,11 @@ extension UploadRoutes {
         metrics.recordUpload(bytes: object.size)
         return object
     }
+}
+
+extension HTTPField.Name {
+    /// The offset of an upload (tus, the IETF draft).
+    static let uploadOffset = Self("Upload-Offset")!
+    /// The total size of an upload (tus, the IETF draft).
+    static let uploadLength = Self("Upload-Length")!
 }
