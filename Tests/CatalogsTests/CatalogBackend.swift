@@ -1,6 +1,8 @@
 import Catalogs
 import SQLCatalog
 import Foundation
+import PostgresCatalog
+import Synchronization
 import SpotCore
 import Testing
 import TestSupport
@@ -20,17 +22,32 @@ enum CatalogBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
 
     var testDescription: String { rawValue }
 
-    /// Runs `body` with a new, empty catalog, and cleans up after it.
+    /// Runs `body` with a new, empty catalog, and cleans up after it. The catalog stamps
+    /// each write 1 ms after the one before (`TickingClock`), so writes are ordered in time
+    /// without waiting.
     func withCatalog(_ body: (any Catalog) async throws -> Void) async throws {
+        let clock = TickingClock()
         switch self {
         case .sqliteInMemory:
-            try await body(SQLiteCatalog.inMemory())
+            try await body(SQLiteCatalog(try SQLiteCatalog.inMemory().database, clock: clock.now))
         case .sqliteFile:
             try await withTemporaryDirectory { folder in
-                try await body(SQLiteCatalog(path: folder.appendingPathComponent("catalog.sqlite").path))
+                try await body(SQLiteCatalog(try SQLiteDatabase(path: folder.appendingPathComponent("catalog.sqlite").path), clock: clock.now))
             }
         case .postgres:
-            try await PostgresTestServer.withCatalog(body)
+            try await PostgresTestServer.withCatalog { catalog in try await body(PostgresCatalog(catalog.database, clock: clock.now)) }
+        }
+    }
+}
+
+/// A clock for a catalog's writes that starts now and moves on 1 ms each time it is read.
+final class TickingClock: Sendable {
+    private let next = Mutex(Date())
+
+    @Sendable func now() -> Date {
+        next.withLock { time in
+            defer { time += 0.001 }
+            return time
         }
     }
 }

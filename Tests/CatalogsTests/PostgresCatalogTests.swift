@@ -1,7 +1,7 @@
 import SQLCatalog
 import Conformance
 import Foundation
-import PostgresCatalog
+@testable import PostgresCatalog
 import PostgresNIO
 import SpotCore
 import Testing
@@ -56,19 +56,26 @@ import TestSupport
         #expect(error?.message.contains("create it first: createdb spotstore_missing") == true)
     }
 
+    /// Servers starting at once on an empty database: one migrates it, each version once,
+    /// and every server then works on the same schema.
     @Test func serversStartingAtOnceMigrateOnce() async throws {
-        let scratch = PostgresTestServer.Scratch()
-        _ = try await scratch.catalog(onNewDatabase: true)
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<4 { group.addTask { _ = try await scratch.catalog(onNewDatabase: false) } }
-                try await group.waitForAll()
-            }
-        } catch {
-            await scratch.cleanUp()
-            throw error
+        let database = try await PostgresTestServer.createDatabase()
+        let url = try PostgresTestServer.url(ofDatabase: database)
+        let catalogs = try await withThrowingTaskGroup(of: PostgresCatalog.self) { group in
+            for _ in 0..<4 { group.addTask { try await PostgresCatalog.connect(url: url, logger: PostgresTestServer.logger) } }
+            return try await group.reduce(into: []) { $0.append($1) }
         }
-        await scratch.cleanUp()
+        let applied = try await PostgresTestServer.withAdminConnection(database: database) { connection in
+            try await connection.query("SELECT version FROM migrations ORDER BY version", logger: PostgresTestServer.logger)
+                .collect().map { try $0.decode(Int.self) }
+        }
+        #expect(applied == PostgresDatabase.migrations.map(\.version))
+        for (index, catalog) in catalogs.enumerated() {
+            _ = try await catalog.addUser("user\(index)", tokenDigest: digest(index))
+        }
+        #expect(try await catalogs[0].users().map(\.uid) == ["user0", "user1", "user2", "user3"])
+        for catalog in catalogs { await catalog.close() }
+        try await PostgresTestServer.dropDatabase(database)
     }
 
     /// Connections killed under the catalog fail an operation or two with a clear error,
