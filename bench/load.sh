@@ -136,15 +136,17 @@ service firebase.storage {
 EOF
 "$SPOTSTORE" rules check "$TMP/load.rules" >&2 || die "the bench rules do not check"
 # A Firebase-style signing key: RSA 2048, its x509 certificate as Google publishes them
-# ({kid: PEM}), and an RS256 ID token of project bench-project for uid `bench`, valid 2 h.
+# ({kid: PEM}), and an RS256 ID token of project bench-project, valid 2 h, for uid
+# `bench-firebase`: not `bench`, whose SpotStore token made above makes it a user of
+# SpotStore's own tokens, and one uid cannot be both (the server refuses such an ID token).
 b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/firebase.key" -out "$TMP/firebase.pem" -days 1 -subj /CN=bench \
   >/dev/null 2>&1 || die "openssl could not make the signing key"
 python3 -c 'import json, sys; print(json.dumps({"bench-1": open(sys.argv[1]).read()}))' "$TMP/firebase.pem" >"$TMP/firebase-keys.json"
-NOW=$(date +%s)
+NOW=$(date +%s) ID_UID=bench-firebase
 ID_HEADER=$(printf '{"alg":"RS256","kid":"bench-1","typ":"JWT"}' | b64url)
-ID_PAYLOAD=$(printf '{"iss":"https://securetoken.google.com/bench-project","aud":"bench-project","sub":"bench","user_id":"bench","iat":%d,"exp":%d,"auth_time":%d,"email":"bench@example.com","email_verified":true,"firebase":{"sign_in_provider":"password","identities":{"email":["bench@example.com"]}}}' \
-  "$NOW" "$((NOW + 7200))" "$NOW" | b64url)
+ID_PAYLOAD=$(printf '{"iss":"https://securetoken.google.com/bench-project","aud":"bench-project","sub":"%s","user_id":"%s","iat":%d,"exp":%d,"auth_time":%d,"email":"%s@example.com","email_verified":true,"firebase":{"sign_in_provider":"password","identities":{"email":["%s@example.com"]}}}' \
+  "$ID_UID" "$ID_UID" "$NOW" "$((NOW + 7200))" "$NOW" "$ID_UID" "$ID_UID" | b64url)
 ID_SIGNATURE=$(printf '%s.%s' "$ID_HEADER" "$ID_PAYLOAD" | openssl dgst -sha256 -sign "$TMP/firebase.key" | b64url)
 ID_TOKEN=$ID_HEADER.$ID_PAYLOAD.$ID_SIGNATURE
 "$SPOTSTORE" serve --store "$STORE" --rules "$TMP/load.rules" --port "$PORT" --log-level "$LOG_LEVEL" \
