@@ -9,6 +9,10 @@
 smoke() { [[ -n ${SMOKE:-} ]]; }
 if smoke; then export CORPUS_SIZE=${CORPUS_SIZE:-1280x960} PLAIN_CORPUS=${PLAIN_CORPUS:-$ROOT/bench/corpus-smoke}; fi
 RESULTS=${RESULTS:-$ROOT/bench/results$(smoke && echo /smoke)}
+# A debug build on a busy machine can take more than serve's --decode-time-limit (10 s) to
+# make a photo's thumbnails; smoke runs time nothing, so their servers get longer.
+SMOKE_SERVE_ARGS=()
+if smoke; then SMOKE_SERVE_ARGS=(--decode-time-limit 60s); fi
 
 # `use_spotstore`: keeps SPOTSTORE when set, else builds the release binary and points
 # SPOTSTORE at it (in smoke mode: .build/debug/spotstore, else .build/release/spotstore, and
@@ -129,7 +133,7 @@ stop_workdir() {
 start_spotstore() {
   local port=$1
   shift
-  "$SPOTSTORE" serve --store "$work/store" --port "$port" --log-level warning "$@" >"$work/server.log" 2>&1 &
+  "$SPOTSTORE" serve --store "$work/store" --port "$port" --log-level warning "${SMOKE_SERVE_ARGS[@]}" "$@" >"$work/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
   curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || die "the server did not start; see $work/server.log"

@@ -237,7 +237,7 @@ run_ours() {
   rm -rf "$store"
   TOKEN=$("$SPOTSTORE" users add bench --store "$store" 2>"$TMP/users-$r.log" | tail -1) ||
     die "spotstore users add failed: $(cat "$TMP/users-$r.log")"
-  "$SPOTSTORE" serve --store "$store" --rules "$TMP/bench.rules" --port "$PORT" --log-level "$LOG_LEVEL" \
+  "$SPOTSTORE" serve --store "$store" --rules "$TMP/bench.rules" --port "$PORT" --log-level "$LOG_LEVEL" "${SMOKE_SERVE_ARGS[@]}" \
     >"$TMP/server-$r.log" 2>&1 &
   server=$!
   ok=0; for _ in $(seq 1 150); do
