@@ -16,7 +16,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 die() { printf 'smoke.sh: %s\n' "$*" >&2; exit 2; }
 
-# bench name, then the extended regular expressions its output must match (its figures)
+# bench name, then the extended regular expressions its output must match (its figures),
+# separated by | (so a regular expression writes a literal | as [|])
 FIGURES=(
   "thumbnails|^spotstore --size 256( +[0-9.]+)+$|^ours256 mean SSIM [0-9.]+"
   "webp|^spotstore thumbnail --size 256 --size 1024 \(JPEG\) +[0-9.]+$|^spotstore WebP mean SSIM [0-9.]+"
@@ -24,7 +25,7 @@ FIGURES=(
   "resumable|^single PUT +[0-9.]+ +[0-9.]+|^ietf resumable \(one request\) +[0-9]+ bytes"
   "upload-memory|^round 1: .*[0-9]+ 200.* in [0-9.]+ s|^peak resident memory: [0-9]+ MB"
   "decode-bombs|^alice's photo on an idle server: median [0-9]+ ms|^  png16.png +[0-9]+ +[0-9.]+s +[0-9]+MB"
-  "geocode|^\| spotstore \| [0-9]+ \| [0-9,]+ \||landmark city hit rate [0-9.]+%"
+  "geocode|^[|] spotstore [|] [0-9]+ [|] [0-9,]+ [|]|landmark city hit rate [0-9.]+%"
   "load|^ +ratio +[0-9.]+ +firebase/own req/s|^ +[0-9]+ requests, [0-9]+ req/s"
   "cluster|^ +ratio +[0-9.]+ +cluster/s3 MB/s|^ +round 1: .*[0-9]+ objects listed|^ +listing-warm +1 "
 )
