@@ -16,25 +16,25 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 die() { printf 'smoke.sh: %s\n' "$*" >&2; exit 2; }
 
-# bench name, then the extended regular expressions its output must match (its figures),
-# separated by | (so a regular expression writes a literal | as [|])
-FIGURES=(
-  "thumbnails|^spotstore --size 256( +[0-9.]+)+$|^ours256 mean SSIM [0-9.]+"
-  "webp|^spotstore thumbnail --size 256 --size 1024 \(JPEG\) +[0-9.]+$|^spotstore WebP mean SSIM [0-9.]+"
-  "ingest|^\(a\) spotstore ingest, fresh store +[0-9.]+ +[0-9]+|^\(c\) spotstore ingest, second run +[0-9.]+"
-  "resumable|^single PUT +[0-9.]+ +[0-9.]+|^ietf resumable \(one request\) +[0-9]+ bytes"
-  "upload-memory|^round 1: .*[0-9]+ 200.* in [0-9.]+ s|^peak resident memory: [0-9]+ MB"
-  "decode-bombs|^alice's photo on an idle server: median [0-9]+ ms|^  png16.png +[0-9]+ +[0-9.]+s +[0-9]+MB"
-  "geocode|^[|] spotstore [|] [0-9]+ [|] [0-9,]+ [|]|landmark city hit rate [0-9.]+%"
-  "load|^ +ratio +[0-9.]+ +firebase/own req/s|^ +[0-9]+ requests, [0-9]+ req/s"
-  "cluster|^ +ratio +[0-9.]+ +cluster/s3 MB/s|^ +round 1: .*[0-9]+ objects listed|^ +listing-warm +1 "
-)
-names=()
-for entry in "${FIGURES[@]}"; do names+=("${entry%%|*}"); done
+BENCHES=(thumbnails webp ingest resumable upload-memory decode-bombs geocode load cluster)
+# figures NAME: the extended regular expressions that NAME's output must match, one a line
+figures() {
+  case $1 in
+    thumbnails) printf '%s\n' '^spotstore --size 256( +[0-9.]+)+$' '^ours256 mean SSIM [0-9.]+' ;;
+    webp) printf '%s\n' '^spotstore thumbnail --size 256 --size 1024 \(JPEG\) +[0-9.]+$' '^spotstore WebP mean SSIM [0-9.]+' ;;
+    ingest) printf '%s\n' '^\(a\) spotstore ingest, fresh store +[0-9.]+ +[0-9]+' '^\(c\) spotstore ingest, second run +[0-9.]+' ;;
+    resumable) printf '%s\n' '^single PUT +[0-9.]+ +[0-9.]+' '^ietf resumable \(one request\) +[0-9]+ bytes' ;;
+    upload-memory) printf '%s\n' '^round 1: .*[0-9]+ 200.* in [0-9.]+ s' '^peak resident memory: [0-9]+ MB' ;;
+    decode-bombs) printf '%s\n' "^alice's photo on an idle server: median [0-9]+ ms" '^  png16.png +[0-9]+ +[0-9.]+s +[0-9]+MB' ;;
+    geocode) printf '%s\n' '^\| spotstore \| [0-9]+ \| [0-9,]+ \|' 'landmark city hit rate [0-9.]+%' ;;
+    load) printf '%s\n' '^ +ratio +[0-9.]+ +firebase/own req/s' '^ +[0-9]+ requests, [0-9]+ req/s' ;;
+    cluster) printf '%s\n' '^ +ratio +[0-9.]+ +cluster/s3 MB/s' '^ +round 1: .*[0-9]+ objects listed' '^ +listing-warm +1 ' ;;
+  esac
+}
 selected=("$@")
-((${#selected[@]})) || selected=("${names[@]}")
+((${#selected[@]})) || selected=("${BENCHES[@]}")
 for name in "${selected[@]}"; do
-  [[ " ${names[*]} " == *" $name "* ]] || die "no bench '$name' (benches: ${names[*]})"
+  [[ " ${BENCHES[*]} " == *" $name "* ]] || die "no bench '$name' (benches: ${BENCHES[*]})"
 done
 
 if [[ -z ${SPOTSTORE:-} ]]; then
@@ -60,8 +60,7 @@ fi
 printf 'smoke runs of %s with %s; output in %s\n' "${selected[*]}" "$SPOTSTORE" "$RESULTS"
 failed=() summary=() total_start=$SECONDS
 for name in "${selected[@]}"; do
-  for entry in "${FIGURES[@]}"; do [[ ${entry%%|*} == "$name" ]] && break; done
-  IFS='|' read -r -a patterns <<<"${entry#*|}"
+  mapfile -t patterns < <(figures "$name")
   out=$RESULTS/$name.log start=$SECONDS status=0
   printf '== %s ... ' "$name"
   "$HERE/$name.sh" >"$out" 2>&1 </dev/null || status=$?
