@@ -36,8 +36,8 @@ log "making the bombs (${WIDTH}x${HEIGHT})"
 bombs=$(python3 "$HERE/decode-bombs.py" make "$work/progressive-bomb" "$work" "$WIDTH" "$HEIGHT" "$PHOTO_WIDTH" "$PHOTO_HEIGHT") ||
   die "decode-bombs.py make failed"
 
-mallory=$("$SPOTSTORE" users add mallory --store "$work/store" | tail -1)
-alice=$("$SPOTSTORE" users add alice --store "$work/store" | tail -1)
+mallory=$("$SPOTSTORE" users add mallory --store "$work/store" | tail -1) || die "'$SPOTSTORE users add' failed"
+alice=$("$SPOTSTORE" users add alice --store "$work/store" | tail -1) || die "'$SPOTSTORE users add' failed"
 start_spotstore "$PORT"
 
 mkdir -p "$RESULTS"

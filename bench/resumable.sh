@@ -35,7 +35,8 @@ match /b/media/o/{path=**} {
   limit size: 1 GiB, thumbnails: false;
 }
 RULES
-"$SPOTSTORE" users add bench --store "$work/store" >"$work/user.txt"
+"$SPOTSTORE" users add bench --store "$work/store" >"$work/user.txt" 2>&1 ||
+  die "'$SPOTSTORE users add' failed: $(tail -3 "$work/user.txt")"
 token=$(tail -1 "$work/user.txt")
 start_spotstore "$PORT" --rules "$work/rules"
 
