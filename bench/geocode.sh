@@ -51,8 +51,9 @@ if [ ! -s "$POINTS" ] || [ "$(wc -l < "$POINTS")" -ne "$COUNT" ]; then
     python3 "$HELPER" points "$POINTS" "$COUNT" "$SEED"
 fi
 
-OUT="$(mktemp -d /tmp/geocode-bench.XXXXXX)"
 mkdir -p "$RESULTS"
+# raw figures: kept in /tmp (printed at the end); a smoke run keeps them beside its report
+OUT="$(mktemp -d "$([ -n "${SMOKE:-}" ] && echo "$RESULTS" || echo /tmp)/geocode-bench.XXXXXX")"
 REPORT="$RESULTS/geocode-$(date +%Y%m%d-%H%M%S).txt"
 
 # --- spotstore binary ---------------------------------------------------------------
