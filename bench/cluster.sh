@@ -3,6 +3,7 @@
 # the same S3 server reached directly (presigned URLs) and with the embedded default store.
 #
 #   bench/cluster.sh
+#   SMOKE=1 bench/cluster.sh   # 2 photos of 1280x960, 1 s per side, a 2 s mix, 1 race, 1 count: checks it works
 #
 # Needs the test services (PostgreSQL 15 and the Swift S3 server): when
 # $SPOTSTORE_TEST_SERVICES_ENV (default .build/test-services.env) does not describe running
@@ -17,7 +18,7 @@
 #   MIX_SECONDS=60      duration of the mixed run against the cluster
 #   WARMUP=2            seconds of unmeasured load before each measured run
 #   CONNECTIONS=64      wrk connections (every test); THREADS=2 wrk threads
-#   PHOTOS=4            JPEGs in the spot (4000x3000, ~4 MB, 256 px thumbnails ~28 KB)
+#   PHOTOS=4            JPEGs in the spot (PHOTO_SIZE=4000x3000: ~4 MB, 256 px thumbnails ~28 KB)
 #   PUT_MB=4            upload size of the PUT comparison
 #   MIX_PUT_KB=256      upload size inside the mix
 #   MIX="thumb=40 thumb1024=10 media=10 meta=10 list=25 put=5"   weights of the mix
@@ -33,6 +34,9 @@
 #   KEEP=1              keep the temporary directory (stores, logs, nginx config, wrk output)
 #   S3_LOG, PG_LOG      the S3 proxy's and PostgreSQL's log files (default: the test
 #                       services' $SPOTSTORE_TEST_SERVICES_DIR/log/{proxy,postgres}.log)
+#   SMOKE=1             SECONDS_EACH=1 MIX_SECONDS=2 WARMUP=0 PHOTOS=2 PHOTO_SIZE=1280x960 PUT_MB=1
+#                       RACE_ROUNDS=1 COUNT_N=1, .build/debug/spotstore when SPOTSTORE is not set; a
+#                       missed target does not fail it (see bench/common.sh)
 #
 # What runs: a new database on the test PostgreSQL and a new prefix of the test bucket;
 # `spotstore users add` gives a token; two `spotstore serve` on them (each its own --store
@@ -56,17 +60,22 @@
 # S3 requests of the media, put and thumb runs are counted from the proxy's log too.
 # Targets: media MB/s >= 0.70 x S3, put MB/s >= 0.70 x S3, thumb req/s >= 0.80 x embedded,
 # race and mix: 0 x 5xx. The report is printed and saved to bench/results/cluster-<UTC time>.txt.
-# Exit status 1 when a target is missed (after the report), 2 when the setup fails.
+# Exit status 1 when a target is missed (after the report; never with SMOKE=1), 2 when the setup fails.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
+if [[ -n ${SMOKE:-} ]]; then
+  SECONDS_EACH=${SECONDS_EACH:-1} MIX_SECONDS=${MIX_SECONDS:-2} WARMUP=${WARMUP:-0} PHOTOS=${PHOTOS:-2}
+  PHOTO_SIZE=${PHOTO_SIZE:-1280x960} PUT_MB=${PUT_MB:-1} RACE_ROUNDS=${RACE_ROUNDS:-1} COUNT_N=${COUNT_N:-1}
+fi
 SECONDS_EACH=${SECONDS_EACH:-10}
 MIX_SECONDS=${MIX_SECONDS:-60}
 WARMUP=${WARMUP:-2}
 CONNECTIONS=${CONNECTIONS:-64}
 THREADS=${THREADS:-2}
 PHOTOS=${PHOTOS:-4}
+PHOTO_SIZE=${PHOTO_SIZE:-4000x3000}
 PUT_MB=${PUT_MB:-4}
 MIX_PUT_KB=${MIX_PUT_KB:-256}
 MIX=${MIX:-"thumb=40 thumb1024=10 media=10 meta=10 list=25 put=5"}
@@ -150,11 +159,11 @@ db_made=1
 # --- photos (as load.sh makes them) ----------------------------------------------------------------
 IN=$TMP/photos
 mkdir -p "$IN"
-log "making $PHOTOS 4000x3000 JPEGs"
+log "making $PHOTOS $PHOTO_SIZE JPEGs"
 for ((i = 1; i <= PHOTOS; i++)); do printf '%s\0' "$i"; done | xargs -0 -P "$(nproc)" -I{} sh -c '
   n=$(printf %03d "$1")
-  "$3" -seed "$((100 + $1))" -size 200x150 xc:gray +noise Random -filter Point -resize 4000x3000! \
-    -seed "$((200 + $1))" -attenuate 0.4 +noise Gaussian -quality 90 -sampling-factor 4:2:0 "$2/photo_$n.jpg"' _ {} "$IN" "$CONVERT" ||
+  "$3" -seed "$((100 + $1))" -size 200x150 xc:gray +noise Random -filter Point -resize "$4!" \
+    -seed "$((200 + $1))" -attenuate 0.4 +noise Gaussian -quality 90 -sampling-factor 4:2:0 "$2/photo_$n.jpg"' _ {} "$IN" "$CONVERT" "$PHOTO_SIZE" ||
   die "ImageMagick (convert) failed to make the photos"
 # variant FILE TEXT: the same JPEG with a comment segment after SOI (new bytes, same image)
 variant() {
@@ -207,8 +216,10 @@ start_node() {   # n: node n on PORT+n, store $TMP/node<n> (temp files and its c
   local n=$1 store=$TMP/node$1
   mkdir -p "$store"; cp "$TMP/cluster.rules" "$store/rules"
   local proxy=(); [[ $TRUSTED_PROXY == 1 ]] && proxy=(--trusted-proxy 127.0.0.1)
+  # --max-uploads-per-client: every wrk connection uploads as the same user; at the default (16)
+  # the PUT test's 64 connections would mostly measure 429s.
   "${CLUSTER_ENV[@]}" "$SPOTSTORE" serve --store "$store" --port "$(node_port "$n")" --public-url "$NURL" \
-    "${proxy[@]}" --log-level "$LOG_LEVEL" >>"$TMP/node$n.log" 2>&1 &
+    "${proxy[@]}" --log-level "$LOG_LEVEL" --max-uploads-per-client "$CONNECTIONS" "${SMOKE_SERVE_ARGS[@]}" >>"$TMP/node$n.log" 2>&1 &
   node_pid[$n]=$!
   wait_up "http://127.0.0.1:$(node_port "$n")" "${node_pid[$n]}" "$TMP/node$n.log" "node $n"
 }
@@ -225,7 +236,7 @@ for n in 1 2; do start_node "$n"; done
 EMB_TOKEN=$("$SPOTSTORE" users add bench --store "$TMP/embedded" 2>"$TMP/users-embedded.log" | tail -1) ||
   die "spotstore users add (embedded) failed: $(cat "$TMP/users-embedded.log")"
 cp "$TMP/cluster.rules" "$TMP/embedded/rules"
-"$SPOTSTORE" serve --store "$TMP/embedded" --port "$EMB_PORT" --log-level "$LOG_LEVEL" >"$TMP/embedded.log" 2>&1 &
+"$SPOTSTORE" serve --store "$TMP/embedded" --port "$EMB_PORT" --log-level "$LOG_LEVEL" "${SMOKE_SERVE_ARGS[@]}" >"$TMP/embedded.log" 2>&1 &
 embedded_pid=$!
 wait_up "$EMB_URL" "$embedded_pid" "$TMP/embedded.log" "the embedded store"
 
@@ -485,10 +496,10 @@ fail=0
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
 verdict() { awk -v r="$1" -v t="$2" 'BEGIN {exit !(r >= t)}' && echo PASS || echo FAIL; }
 per() { awk -v a="$1" -v n="$2" 'BEGIN {printf "%.2f", (n > 0) ? a / n : 0}'; }
-mkdir -p "$HERE/results"
-report=$HERE/results/cluster-$(date -u +%Y%m%dT%H%M%SZ).txt
+mkdir -p "$RESULTS"
+report=$RESULTS/cluster-$(date -u +%Y%m%dT%H%M%SZ).txt
 {
-  echo "cluster bench $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | sed -n 1p)"
+  echo "cluster bench${SMOKE:+ (smoke: not comparable)} $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | sed -n 1p)"
   echo "spotstore: $SPOTSTORE (built $(date -u -r "$SPOTSTORE" +%FT%TZ); repo at $(cd "$ROOT" && git log -1 --format='%h' 2>/dev/null || true)), log level $LOG_LEVEL; $V_NGINX; $V_WRK"
   echo "cluster: nginx (bench/nginx-cluster.conf, upstream of 2 nodes, keepalive 64) -> 2 x spotstore serve --public-url $NURL$([[ $TRUSTED_PROXY == 1 ]] && echo ' --trusted-proxy 127.0.0.1') on PostgreSQL $(psql -AtX "$PG_SERVER" -c 'SHOW server_version' 2>/dev/null) (database $DB) + S3 $S3 (s3://$BUCKET/$PREFIX, OpenStack Swift s3api)"
   echo "references: presigned GET/PUT (botocore, SigV4 in the query, UNSIGNED-PAYLOAD) straight to $S3; the embedded default store (SQLite + files), one spotstore serve, behind the same nginx configuration and direct"
@@ -554,7 +565,7 @@ report=$HERE/results/cluster-$(date -u +%Y%m%dT%H%M%SZ).txt
     echo "     (upload = 256 KiB into bucket files, no thumbnails; upload-photo = a 4 MB JPEG, 256 and 1024 px thumbnails made)"
   fi
   echo
-  ((fail)) && echo "RESULT: FAIL (a target above was missed)" || echo "RESULT: PASS (every target met)"
+  ((fail)) && echo "RESULT: FAIL (a target above was missed)${SMOKE:+; smoke run: not judged}" || echo "RESULT: PASS (every target met)"
 } | tee "$report"
 log "saved $report"
-grep -q '^RESULT: PASS' "$report"
+smoke || grep -q '^RESULT: PASS' "$report"

@@ -1,8 +1,30 @@
 # Sourced by the benchmarks; they define die() and log() and set ROOT first.
 
+# SMOKE=1 (bench/smoke.sh runs every bench so): a tiny corpus of small photos and a second or
+# two of load, to show that the script still runs and prints its figures. The figures are
+# not comparable with a full run and are not judged: a missed target does not fail a smoke
+# run (a failing tool does). Smoke corpora are bench/corpus-smoke* (1280x960 photos made by
+# make-corpus.sh, which reads CORPUS_SIZE and PLAIN_CORPUS). Reports go to RESULTS (default
+# bench/results; bench/results/smoke in smoke mode).
+smoke() { [[ -n ${SMOKE:-} ]]; }
+if smoke; then export CORPUS_SIZE=${CORPUS_SIZE:-1280x960} PLAIN_CORPUS=${PLAIN_CORPUS:-$ROOT/bench/corpus-smoke}; fi
+RESULTS=${RESULTS:-$ROOT/bench/results$(smoke && echo /smoke)}
+# A debug build on a busy machine can take more than serve's --decode-time-limit (10 s) to
+# make a photo's thumbnails; smoke runs time nothing, so their servers get longer.
+SMOKE_SERVE_ARGS=()
+if smoke; then SMOKE_SERVE_ARGS=(--decode-time-limit 60s); fi
+
 # `use_spotstore`: keeps SPOTSTORE when set, else builds the release binary and points
-# SPOTSTORE at it; dies when there is no executable there.
+# SPOTSTORE at it (in smoke mode: .build/debug/spotstore, else .build/release/spotstore, and
+# no build); dies when there is no executable there.
 use_spotstore() {
+  if [[ -z ${SPOTSTORE:-} ]] && smoke; then
+    local candidate
+    for candidate in "$ROOT/.build/debug/spotstore" "$ROOT/.build/release/spotstore"; do
+      [[ -x $candidate ]] && { SPOTSTORE=$candidate; break; }
+    done
+    [[ -n ${SPOTSTORE:-} ]] || die "SMOKE=1 builds nothing and there is no .build/debug/spotstore nor .build/release/spotstore: run swift build --product spotstore, or set SPOTSTORE=path"
+  fi
   if [[ -z ${SPOTSTORE:-} ]]; then
     command -v swift >/dev/null || die "swift not found: install the toolchain or set SPOTSTORE=path/to/spotstore"
     log "swift build -c release --product spotstore (a clean release build takes ~9 min)"
@@ -111,7 +133,7 @@ stop_workdir() {
 start_spotstore() {
   local port=$1
   shift
-  "$SPOTSTORE" serve --store "$work/store" --port "$port" --log-level warning "$@" >"$work/server.log" 2>&1 &
+  "$SPOTSTORE" serve --store "$work/store" --port "$port" --log-level warning "${SMOKE_SERVE_ARGS[@]}" "$@" >"$work/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
   curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || die "the server did not start; see $work/server.log"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Decoding cost of hostile images against a running `spotstore serve` (see decode-bombs.sh).
 
-    decode-bombs.py make TOOL DIR WIDTH HEIGHT    # writes DIR/{photo.jpg, scans.jpg, slow.jpg, png16.png}
+    decode-bombs.py make TOOL DIR WIDTH HEIGHT [PHOTO_WIDTH PHOTO_HEIGHT]
+                                                  # writes DIR/{photo.jpg, scans.jpg, slow.jpg, png16.png}
     decode-bombs.py measure PORT PID MALLORY ALICE DIR RUNS
 
 `make` needs cjpeg and djpeg (libjpeg-turbo-progs) and TOOL, bench/progressive-bomb.c built. `measure` uploads as two users: MALLORY
@@ -43,13 +44,12 @@ def make_png16(path, width, height):
         out.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", b"".join(parts)) + chunk(b"IEND", b""))
 
 
-def make_photo(path):
-    """A 12-megapixel baseline JPEG (4000×3000, q90): the coffee fixture tiled."""
+def make_photo(path, width, height):
+    """A baseline JPEG (4000×3000 unless told, q90): the coffee fixture tiled."""
     tile = subprocess.run(["djpeg", "-pnm", FIXTURE], check=True, capture_output=True).stdout
     header, pixels = tile.split(b"\n255\n", 1)
     tw, th = map(int, header.split()[1:3])
     rows = [pixels[y * tw * 3:(y + 1) * tw * 3] for y in range(th)]
-    width, height = 4000, 3000
     with open(path + ".ppm", "wb") as out:
         out.write(b"P6\n%d %d\n255\n" % (width, height))
         for y in range(height):
@@ -59,15 +59,15 @@ def make_photo(path):
     os.remove(path + ".ppm")
 
 
-def make(tool, work, width, height):
-    make_photo(f"{work}/photo.jpg")
+def make(tool, work, width, height, photo_width=4000, photo_height=3000):
+    make_photo(f"{work}/photo.jpg", photo_width, photo_height)
     # Y and Cb first at bit 3, Cr at bit 2: 2 + 63 * (4 + 4 + 3) = 695 scans (the issue's bomb had 694).
     scans = make_progressive(tool, f"{work}/scans.jpg", width, height, [3, 3, 2])
     # Grey, 2 + 63 * 7 = 443 scans: under the scan limit and (200 MB of coefficients at
     # 10000×9999) under the memory budget, so only the time limit can stop it.
     slow = make_progressive(tool, f"{work}/slow.jpg", width, height, [6])
     make_png16(f"{work}/png16.png", width, height)
-    for name, note in [("photo.jpg", "4000x3000 baseline q90"), ("scans.jpg", f"{width}x{height} progressive, {scans} scans"),
+    for name, note in [("photo.jpg", f"{photo_width}x{photo_height} baseline q90"), ("scans.jpg", f"{width}x{height} progressive, {scans} scans"),
                        ("slow.jpg", f"{width}x{height} grey progressive, {slow} scans"), ("png16.png", f"{width}x{height} 16-bit RGB")]:
         print(f"  {name:10} {os.path.getsize(f'{work}/{name}') / 1024:8.0f} KiB  {note}")
 
@@ -130,7 +130,7 @@ def measure(port, pid, mallory, alice, work, runs):
         status, seconds, answer = server.upload(alice, photo)
         assert status == 200, (status, answer)
         idle.append(seconds)
-    print(f"\nalice's 12 MP photo on an idle server: median {statistics.median(idle) * 1000:.0f} ms over {runs} uploads")
+    print(f"\nalice's photo on an idle server: median {statistics.median(idle) * 1000:.0f} ms over {runs} uploads")
 
     print("\none bomb at a time (mallory):")
     print(f"  {'bomb':10} {'status':>6} {'answered':>9} {'peak RSS':>9}  message")
@@ -165,6 +165,6 @@ def measure(port, pid, mallory, alice, work, runs):
 
 if __name__ == "__main__":
     if sys.argv[1] == "make":
-        make(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+        make(sys.argv[2], sys.argv[3], *(int(n) for n in sys.argv[4:]))
     else:
         measure(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7]))

@@ -7,11 +7,24 @@
 #   SPOTSTORE=path/to/spotstore bench/geocode.sh   # use that binary, never build
 #   ONLY_PEERS=1 bench/geocode.sh        # the two Python peers only (no Swift needed)
 #   RUNS=3 CPU=0 COUNT=1000000 bench/geocode.sh    # the defaults
+#   SMOKE=1 bench/geocode.sh             # 1000 points, one run, .build/debug/spotstore (else
+#                                        # .build/release) when SPOTSTORE is not set: checks it works
+# Reports go to bench/results (RESULTS; bench/results/smoke with SMOKE=1).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
+if [ -n "${SMOKE:-}" ]; then
+    RUNS="${RUNS:-1}"; COUNT="${COUNT:-1000}"; POINTS="${POINTS:-bench/geocode/points-smoke.txt}"
+    if [ -z "${SPOTSTORE:-}" ]; then
+        for candidate in .build/debug/spotstore .build/release/spotstore; do
+            [ -x "$candidate" ] && { SPOTSTORE=$candidate; break; }
+        done
+        [ -n "${SPOTSTORE:-}" ] || { echo "geocode.sh: SMOKE=1 builds nothing and there is no .build/debug/spotstore nor .build/release/spotstore: run swift build --product spotstore, or set SPOTSTORE=path" >&2; exit 1; }
+    fi
+fi
+RESULTS="${RESULTS:-bench/results${SMOKE:+/smoke}}"
 RUNS="${RUNS:-3}"
 CPU="${CPU:-0}"
 COUNT="${COUNT:-1000000}"
@@ -28,10 +41,8 @@ say() { printf '%s\n' "$*" >&2; }
 # --- Python peers, pinned (numpy/scipy too: their KD-tree is the peers' engine) -------
 PY="$VENV/bin/python"
 if ! "$PY" -c 'import reverse_geocode, reverse_geocoder' 2>/dev/null; then
-    say "== creating $VENV (reverse_geocode 1.6.6, reverse_geocoder 1.5.1, numpy, scipy)"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q reverse_geocode==1.6.6 reverse_geocoder==1.5.1 \
-        numpy==2.4.6 scipy==1.17.1
+    [ "$VENV" = bench/.venv-geo ] || { say "geocode.sh: $VENV has no reverse_geocode or reverse_geocoder"; exit 1; }
+    bin/install-deps --bench >&2 || { say "geocode.sh: bin/install-deps --bench (which makes $VENV) failed"; exit 1; }
 fi
 
 # --- the points, generated once -----------------------------------------------------
@@ -40,9 +51,10 @@ if [ ! -s "$POINTS" ] || [ "$(wc -l < "$POINTS")" -ne "$COUNT" ]; then
     python3 "$HELPER" points "$POINTS" "$COUNT" "$SEED"
 fi
 
-OUT="$(mktemp -d /tmp/geocode-bench.XXXXXX)"
-mkdir -p bench/results
-REPORT="bench/results/geocode-$(date +%Y%m%d-%H%M%S).txt"
+mkdir -p "$RESULTS"
+# raw figures: kept in /tmp (printed at the end); a smoke run keeps them beside its report
+OUT="$(mktemp -d "$([ -n "${SMOKE:-}" ] && echo "$RESULTS" || echo /tmp)/geocode-bench.XXXXXX")"
+REPORT="$RESULTS/geocode-$(date +%Y%m%d-%H%M%S).txt"
 
 # --- spotstore binary ---------------------------------------------------------------
 HAVE_SPOTSTORE=0
@@ -58,7 +70,7 @@ if [ "$ONLY_PEERS" != 1 ]; then
 fi
 
 {
-echo "# bench/geocode.sh $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "# bench/geocode.sh $(date -u +%Y-%m-%dT%H:%M:%SZ)${SMOKE:+ (smoke: not comparable)}"
 echo "host: $(uname -srm), $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "points: $POINTS ($(wc -l < "$POINTS") lines, sha256 $(sha256sum "$POINTS" | cut -c1-16)…), one core (taskset -c $CPU), $RUNS run(s) per tool, interleaved"
 echo "peers: $("$VENV/bin/pip" freeze 2>/dev/null | grep -iE '^(reverse|numpy|scipy)' | tr '\n' ' ')"

@@ -5,6 +5,7 @@
 #
 #   bench/ingest.sh
 #   FORMAT=heic bench/ingest.sh
+#   SMOKE=1 bench/ingest.sh   # 2 photos of 1280x960 (bench/corpus-smoke-geo), 1 run: checks it works
 #
 # Environment (all optional):
 #   FORMAT=jpeg        jpeg: the geotagged JPEGs. heic: the same photos as HEICs
@@ -24,6 +25,8 @@
 #   LOG_LEVEL=warning  spotstore serve --log-level (the server log is kept in the temp dir)
 #   ONLY_REFERENCE=1   run only the reference pipelines (no build, no spotstore)
 #   KEEP=1             keep the temporary directory (stores, nginx root, logs)
+#   SMOKE=1            COUNT=2 RUNS=1 CONCURRENCY=2, CORPUS=bench/corpus-smoke-geo(-heic), and
+#                      .build/debug/spotstore when SPOTSTORE is not set (see bench/common.sh)
 #
 # Per run (interleaved; fresh store and fresh nginx root each time; warm page cache):
 #   (a)  spotstore ingest DIR --bucket bench --server URL --token T --concurrency N --quiet
@@ -42,9 +45,11 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 FORMAT=${FORMAT:-jpeg}
+SMOKE_SUFFIX=""
+if [[ -n ${SMOKE:-} ]]; then COUNT=${COUNT:-2}; RUNS=${RUNS:-1}; CONCURRENCY=${CONCURRENCY:-2}; SMOKE_SUFFIX=-smoke; fi
 case $FORMAT in
-  jpeg) EXT=jpg; CORPUS=${CORPUS:-$HERE/corpus-geo} ;;
-  heic) EXT=heic; CORPUS=${CORPUS:-$HERE/corpus-geo-heic} ;;
+  jpeg) EXT=jpg; CORPUS=${CORPUS:-$HERE/corpus$SMOKE_SUFFIX-geo} ;;
+  heic) EXT=heic; CORPUS=${CORPUS:-$HERE/corpus$SMOKE_SUFFIX-geo-heic} ;;
   *) printf 'ingest.sh: FORMAT=%s: expected jpeg or heic\n' "$FORMAT" >&2; exit 1 ;;
 esac
 CONCURRENCY=${CONCURRENCY:-4}
@@ -232,7 +237,7 @@ run_ours() {
   rm -rf "$store"
   TOKEN=$("$SPOTSTORE" users add bench --store "$store" 2>"$TMP/users-$r.log" | tail -1) ||
     die "spotstore users add failed: $(cat "$TMP/users-$r.log")"
-  "$SPOTSTORE" serve --store "$store" --rules "$TMP/bench.rules" --port "$PORT" --log-level "$LOG_LEVEL" \
+  "$SPOTSTORE" serve --store "$store" --rules "$TMP/bench.rules" --port "$PORT" --log-level "$LOG_LEVEL" "${SMOKE_SERVE_ARGS[@]}" \
     >"$TMP/server-$r.log" 2>&1 &
   server=$!
   ok=0; for _ in $(seq 1 150); do
@@ -313,14 +318,14 @@ label() {
     b0) echo "(b0) script + nginx, original only" ;;
   esac
 }
-mkdir -p "$HERE/results"
-report=$HERE/results/ingest-$([[ $FORMAT == heic ]] && echo heic-)$(date -u +%Y%m%dT%H%M%SZ).txt
+mkdir -p "$RESULTS"
+report=$RESULTS/ingest-$([[ $FORMAT == heic ]] && echo heic-)$(date -u +%Y%m%dT%H%M%SZ).txt
 {
-  echo "ingest bench $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | sed -n 1p)"
+  echo "ingest bench${SMOKE:+ (smoke: not comparable)} $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | sed -n 1p)"
   if [[ $FORMAT == heic ]]; then
-    echo "corpus: $COUNT geotagged 4000x3000 HEICs (heif-enc -q 50 -t 320), $((BYTES / 1048576)) MiB ($CORPUS); parallelism $CONCURRENCY"
+    echo "corpus: $COUNT geotagged $(vipsheader -f width "${files[0]}")x$(vipsheader -f height "${files[0]}") HEICs (heif-enc -q 50 -t 320), $((BYTES / 1048576)) MiB ($CORPUS); parallelism $CONCURRENCY"
   else
-    echo "corpus: $COUNT geotagged 4000x3000 q90 JPEGs, $((BYTES / 1048576)) MiB ($CORPUS); parallelism $CONCURRENCY"
+    echo "corpus: $COUNT geotagged $(vipsheader -f width "${files[0]}")x$(vipsheader -f height "${files[0]}") q90 JPEGs, $((BYTES / 1048576)) MiB ($CORPUS); parallelism $CONCURRENCY"
   fi
   echo "tools: $V_NGINX, exiftool $V_EXIF, $V_VIPS, $V_CURL, $V_SHA, $V_XARGS"
   echo "spotstore: ${SPOTSTORE:-(not measured)}${SPOTSTORE:+ ($(cd "$ROOT" && git log -1 --format='%h %cd' --date=short 2>/dev/null || true))}"

@@ -5,20 +5,23 @@
 #   bench/make-corpus.sh --geo [DIR=bench/corpus-geo] [COUNT=40]
 #   bench/make-corpus.sh --heic [DIR=bench/corpus-heic] [COUNT=40]
 #   bench/make-corpus.sh --geo-heic [DIR=bench/corpus-geo-heic] [COUNT=40]
-#   env: SEED=1000  JOBS=$(nproc)  CONVERT=/usr/bin/convert
+#   env: SEED=1000  CORPUS_JOBS=$(nproc)  CONVERT=/usr/bin/convert  CORPUS_SIZE=4000x3000
+#        PLAIN_CORPUS=bench/corpus (the plain corpus --geo and --heic start from)
 #
-# Image i (1..COUNT) is DIR/photo_NNN.jpg, 4000x3000, JPEG quality 90, 4:2:0 chroma
+# Image i (1..COUNT) is DIR/photo_NNN.jpg, CORPUS_SIZE (4000x3000), JPEG quality 90, 4:2:0 chroma
 # subsampling: an ImageMagick plasma:fractal background (seed SEED+i), 25
 # semi-transparent circles/rectangles (positions from bash $RANDOM seeded with SEED+i)
 # and Gaussian noise (attenuate 0.5). ~3.7-4.2 MB each; compresses like a photo.
 # ImageMagick runs single-threaded (MAGICK_THREAD_LIMIT=1) so the bytes do not depend
-# on the thread count; images are made in parallel (JOBS).
+# on the thread count; images are made in parallel (CORPUS_JOBS: not JOBS, which
+# bench/thumbnails.sh uses for its list of parallelism levels). A smaller CORPUS_SIZE scales the
+# shapes with it (the smoke runs' corpora: bench/smoke.sh).
 # EXIF: all files get Make/Model/DateTimeOriginal; photo_001..010 get GPS (cities
 # below); photo_003, 007, 011, 012 get Orientation=6 (so the stored 4000x3000 pixels
 # display as 3000x4000 and a thumbnailer must rotate them).
 # Files that already exist are kept (not regenerated); manifest.csv and MD5SUMS are
 # rewritten each run.
-# --geo (for bench/ingest.sh): makes the plain corpus in bench/corpus first if needed,
+# --geo (for bench/ingest.sh): makes the plain corpus in PLAIN_CORPUS first if needed,
 # then copies photo_001..COUNT into DIR and writes GPS into every copy with exiftool:
 # photo i is at city (i-1) % 10 of the list below, moved (i-1)/10 * (0.0009 deg lat,
 # 0.0012 deg lon), i.e. 0..~300 m, so 4 photos per city, 40 geotagged photos in all. Only
@@ -27,13 +30,13 @@
 # reproducible for a given ImageMagick and exiftool version. Existing copies are kept.
 # --heic (for FORMAT=heic bench/thumbnails.sh): makes the plain corpus first if needed, then
 # DIR/photo_NNN.heic (default bench/corpus-heic) = `heif-enc -q 50 -t 320` of
-# bench/corpus/photo_NNN.jpg, as a phone writes them (HEVC, an embedded 320 px thumbnail
+# PLAIN_CORPUS/photo_NNN.jpg, as a phone writes them (HEVC, an embedded 320 px thumbnail
 # item). heif-enc 1.15 copies the JPEG's EXIF (Make, Model, DateTimeOriginal, GPS,
 # Orientation) into the Exif item; the script checks that with exiftool and copies the tags
 # with `exiftool -tagsFromFile` if an encoder does not. heif-enc writes no irot/imir: the
 # pixels stay 4000x3000 and HEIF readers (libheif, libvips, spotstore) ignore the EXIF
 # Orientation, so photos 003/007/011/012 display landscape although their EXIF says 6.
-# ~20 s of CPU per image (x265); JOBS in parallel. Existing files are kept.
+# ~20 s of CPU per image (x265); CORPUS_JOBS in parallel. Existing files are kept.
 # --geo-heic (for FORMAT=heic bench/ingest.sh): copies of bench/corpus-heic (made first if
 # needed) in DIR (default bench/corpus-geo-heic) with GPS written by exiftool exactly as
 # --geo does for the JPEGs (same cities, same offsets); manifest DIR/.manifest.csv.
@@ -44,7 +47,13 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CONVERT=${CONVERT:-/usr/bin/convert}   # /usr/local/bin/convert may be a stand-in
 SEED=${SEED:-1000}
-JOBS=${JOBS:-$(nproc)}
+CORPUS_JOBS=${CORPUS_JOBS:-$(nproc)}
+[[ $CORPUS_JOBS =~ ^[1-9][0-9]*$ ]] || { echo "make-corpus: CORPUS_JOBS=$CORPUS_JOBS: expected a number of processes" >&2; exit 2; }
+CORPUS_SIZE=${CORPUS_SIZE:-4000x3000}
+[[ $CORPUS_SIZE =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]] || { echo "make-corpus: CORPUS_SIZE=$CORPUS_SIZE: expected WIDTHxHEIGHT" >&2; exit 2; }
+W=${BASH_REMATCH[1]} H=${BASH_REMATCH[2]}
+PLAIN_CORPUS=${PLAIN_CORPUS:-$HERE/corpus}
+export CORPUS_SIZE PLAIN_CORPUS
 
 CITIES=(
   "Paris 48.8566 2.3522"
@@ -68,12 +77,12 @@ make_one() {  # make_one OUT INDEX
   RANDOM=$seed
   local -a draw=()
   for k in $(seq 1 25); do
-    x=$((RANDOM % 4000)); y=$((RANDOM % 3000)); r=$((50 + RANDOM % 400))
+    x=$((RANDOM % W)); y=$((RANDOM % H)); r=$(((50 + RANDOM % 400) * W / 4000))
     col="rgba($((RANDOM % 256)),$((RANDOM % 256)),$((RANDOM % 256)),0.$((3 + RANDOM % 6)))"
     if ((k % 2)); then draw+=(-fill "$col" -draw "circle $x,$y $((x + r)),$y")
     else draw+=(-fill "$col" -draw "rectangle $x,$y $((x + 2 * r)),$((y + r))"); fi
   done
-  MAGICK_THREAD_LIMIT=1 "$CONVERT" -seed "$seed" -size 4000x3000 plasma:fractal \
+  MAGICK_THREAD_LIMIT=1 "$CONVERT" -seed "$seed" -size "$CORPUS_SIZE" plasma:fractal \
     "${draw[@]}" -attenuate 0.5 +noise Gaussian \
     -sampling-factor 4:2:0 -quality 90 "$f.tmp.jpg"
 
@@ -118,11 +127,11 @@ if [[ ${1:-} == --heic-one ]]; then  # internal: called by xargs
   heic_one "$2" "$3"; exit 0
 fi
 
-# need_plain COUNT: makes the plain corpus in bench/corpus when one of its first COUNT files is missing.
+# need_plain COUNT: makes the plain corpus in PLAIN_CORPUS when one of its first COUNT files is missing.
 need_plain() {
   local i
   for i in $(seq 1 "$1"); do
-    [[ -s $(printf '%s/photo_%03d.jpg' "$HERE/corpus" "$i") ]] || { "${BASH_SOURCE[0]}" "$HERE/corpus" "$(($1 > 40 ? $1 : 40))"; break; }
+    [[ -s $(printf '%s/photo_%03d.jpg' "$PLAIN_CORPUS" "$i") ]] || { "${BASH_SOURCE[0]}" "$PLAIN_CORPUS" "$1"; break; }
   done
 }
 
@@ -140,12 +149,12 @@ if [[ ${1:-} == --heic ]]; then
   todo=0
   for i in $(seq 1 "$COUNT"); do [[ -s $(printf '%s/photo_%03d.heic' "$HEIC_OUT" "$i") ]] || todo=$((todo + 1)); done
   if ((todo)); then
-    echo "make-corpus: encoding $todo of $COUNT HEICs in $HEIC_OUT with $(heif-enc -h 2>&1 | sed -n 's/.*libheif version: //p' | head -1 | sed 's/^/libheif /') (JOBS=$JOBS; ~20 s of CPU each)" >&2
-    for i in $(seq 1 "$COUNT"); do printf '%s/corpus/photo_%03d.jpg\0%s/photo_%03d.heic\0' "$HERE" "$i" "$HEIC_OUT" "$i"; done |
-      xargs -0 -n 2 -P "$JOBS" bash "${BASH_SOURCE[0]}" --heic-one
+    echo "make-corpus: encoding $todo of $COUNT HEICs in $HEIC_OUT with $(heif-enc -h 2>&1 | sed -n 's/.*libheif version: //p' | head -1 | sed 's/^/libheif /') (CORPUS_JOBS=$CORPUS_JOBS; ~20 s of CPU each)" >&2
+    for i in $(seq 1 "$COUNT"); do printf '%s/photo_%03d.jpg\0%s/photo_%03d.heic\0' "$PLAIN_CORPUS" "$i" "$HEIC_OUT" "$i"; done |
+      xargs -0 -n 2 -P "$CORPUS_JOBS" bash "${BASH_SOURCE[0]}" --heic-one
   fi
   for i in $(seq 1 "$COUNT"); do [[ -s $(printf '%s/photo_%03d.heic' "$HEIC_OUT" "$i") ]] || { echo "make-corpus: photo_$i.heic missing" >&2; exit 1; }; done
-  sed 's/\.jpg,/.heic,/' "$HERE/corpus/manifest.csv" | head -$((COUNT + 1)) >"$HEIC_OUT/manifest.csv"
+  sed 's/\.jpg,/.heic,/' "$PLAIN_CORPUS/manifest.csv" | head -$((COUNT + 1)) >"$HEIC_OUT/manifest.csv"
   (cd "$HEIC_OUT" && md5sum $(seq -f 'photo_%03g.heic' 1 "$COUNT") >MD5SUMS)
   echo "make-corpus: $COUNT HEICs in $HEIC_OUT ($(du -sh "$HEIC_OUT" | cut -f1))" >&2
   exit 0
@@ -184,11 +193,10 @@ geotag() {
 if [[ ${1:-} == --geo || ${1:-} == --geo-heic ]]; then
   COUNT=${3:-40}
   [[ $COUNT =~ ^[0-9]+$ ]] && ((COUNT > 0)) || { echo "usage: $0 $1 [DIR] [COUNT]" >&2; exit 2; }
-  made=$((COUNT > 40 ? COUNT : 40))
   if [[ $1 == --geo ]]; then
-    geotag jpg "$HERE/corpus" "${2:-$HERE/corpus-geo}" "$COUNT" "${BASH_SOURCE[0]}" "$HERE/corpus" "$made"
+    geotag jpg "$PLAIN_CORPUS" "${2:-$HERE/corpus-geo}" "$COUNT" "${BASH_SOURCE[0]}" "$PLAIN_CORPUS" "$COUNT"
   else
-    geotag heic "$HERE/corpus-heic" "${2:-$HERE/corpus-geo-heic}" "$COUNT" "${BASH_SOURCE[0]}" --heic "$HERE/corpus-heic" "$made"
+    geotag heic "$HERE/corpus-heic" "${2:-$HERE/corpus-geo-heic}" "$COUNT" "${BASH_SOURCE[0]}" --heic "$HERE/corpus-heic" "$COUNT"
   fi
   exit 0
 fi
@@ -211,9 +219,9 @@ rm -f "$OUT"/*.tmp.jpg
 todo=0
 for i in $(seq 1 "$COUNT"); do [[ -s $(printf '%s/photo_%03d.jpg' "$OUT" "$i") ]] || todo=$((todo + 1)); done
 if ((todo)); then
-  echo "make-corpus: making $todo of $COUNT images in $OUT (JOBS=$JOBS; ~10-20 s each per core)" >&2
+  echo "make-corpus: making $todo of $COUNT ${CORPUS_SIZE} images in $OUT (CORPUS_JOBS=$CORPUS_JOBS; ~10-20 s each per core at 4000x3000)" >&2
   export CONVERT
-  seq 1 "$COUNT" | xargs -P "$JOBS" -I{} bash "${BASH_SOURCE[0]}" --one "$OUT" "$SEED" {}
+  seq 1 "$COUNT" | xargs -P "$CORPUS_JOBS" -I{} bash "${BASH_SOURCE[0]}" --one "$OUT" "$SEED" {}
 fi
 
 {

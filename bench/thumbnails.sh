@@ -3,6 +3,7 @@
 #
 #   bench/thumbnails.sh
 #   FORMAT=heic bench/thumbnails.sh
+#   SMOKE=1 bench/thumbnails.sh   # 2 photos of 1280x960 (bench/corpus-smoke), 1 run: checks it works
 #
 # Environment (all optional):
 #   FORMAT=jpeg        jpeg: the JPEG corpus (below). heic: the HEIC corpus (bench/corpus-heic,
@@ -19,6 +20,9 @@
 #   VIPS_Q=85          JPEG quality for vipsthumbnail output (spotstore writes q85)
 #   ONLY_REFERENCE=1   measure only vipsthumbnail and djpeg (no build, no spotstore)
 #   KEEP=1             keep the temporary output directory
+#   SMOKE=1            COUNT=2 RUNS=1 SSIM_PICK="1 2", CORPUS=bench/corpus-smoke(-heic) of
+#                      1280x960 photos, .build/debug/spotstore when SPOTSTORE is not set
+#                      (see bench/common.sh)
 #
 # Per J and run, side by side (interleaved, same corpus, warm page cache):
 #   djpeg     `djpeg -scale 1/8 FILE >/dev/null`, one shell loop per share of the files
@@ -43,9 +47,11 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 FORMAT=${FORMAT:-jpeg}
+SMOKE_SUFFIX=""
+if [[ -n ${SMOKE:-} ]]; then COUNT=${COUNT:-2}; RUNS=${RUNS:-1}; SSIM_PICK=${SSIM_PICK:-"1 2"}; SMOKE_SUFFIX=-smoke; fi
 case $FORMAT in
-  jpeg) EXT=jpg; CORPUS=${CORPUS:-$HERE/corpus} ;;
-  heic) EXT=heic; CORPUS=${CORPUS:-$HERE/corpus-heic} ;;
+  jpeg) EXT=jpg; CORPUS=${CORPUS:-$HERE/corpus$SMOKE_SUFFIX} ;;
+  heic) EXT=heic; CORPUS=${CORPUS:-$HERE/corpus$SMOKE_SUFFIX-heic} ;;
   *) printf 'thumbnails.sh: FORMAT=%s: expected jpeg or heic\n' "$FORMAT" >&2; exit 1 ;;
 esac
 JOBS=${JOBS:-"1 2"}
@@ -198,14 +204,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
 # --- quality (SSIM) ------------------------------------------------------------------------
 ensure_venv() {
-  if ! "$VENV/bin/python" -c 'import skimage, numpy, PIL' 2>/dev/null; then
-    log "creating $VENV (scikit-image 0.22.0, numpy 1.26.4, pillow 10.4.0 from PyPI)"
-    if ! python3 -m venv "$VENV" 2>/dev/null; then
-      DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv >&2
-      rm -rf "$VENV"; python3 -m venv "$VENV"
-    fi
-    "$VENV/bin/pip" install -q scikit-image==0.22.0 numpy==1.26.4 pillow==10.4.0 >&2
-  fi
+  "$VENV/bin/python" -c 'import skimage, numpy, PIL' 2>/dev/null ||
+    "$ROOT/bin/install-deps" --bench >&2 || die "bin/install-deps --bench (which makes $VENV) failed"
 }
 ssim_report=""
 quality() {
@@ -300,14 +300,14 @@ table() {  # table median|best
     for j in $JOBS; do printf '%12s' "$(ratio "${T[ours1024,$j]}" "${T[vips256,$j]}")"; done; echo
   fi
 }
-mkdir -p "$HERE/results"
-report=$HERE/results/thumbnails-$([[ $FORMAT == heic ]] && echo heic-)$(date -u +%Y%m%dT%H%M%SZ).txt
+mkdir -p "$RESULTS"
+report=$RESULTS/thumbnails-$([[ $FORMAT == heic ]] && echo heic-)$(date -u +%Y%m%dT%H%M%SZ).txt
 {
-  echo "thumbnail bench $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+  echo "thumbnail bench${SMOKE:+ (smoke: not comparable)} $(date -u +%FT%TZ)  host: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
   if [[ $FORMAT == heic ]]; then
-    echo "corpus: $N x 4000x3000 HEIC, heif-enc -q 50 -t 320 (libheif $V_HEIF) of the JPEG corpus ($CORPUS); ms per photo = batch wall time / $N"
+    echo "corpus: $N x $(vipsheader -f width "${files[0]}")x$(vipsheader -f height "${files[0]}") HEIC, heif-enc -q 50 -t 320 (libheif $V_HEIF) of the JPEG corpus ($CORPUS); ms per photo = batch wall time / $N"
   else
-    echo "corpus: $N x 4000x3000 q90 4:2:0 ($CORPUS); ms per photo = batch wall time / $N"
+    echo "corpus: $N x $(vipsheader -f width "${files[0]}")x$(vipsheader -f height "${files[0]}") q90 4:2:0 ($CORPUS); ms per photo = batch wall time / $N"
   fi
   echo "vips $(vipsthumbnail --vips-version 2>/dev/null | head -1 | awk '{print $2}'), VIPS_CONCURRENCY=1, Q=$VIPS_Q; spotstore: ${SPOTSTORE:-(not measured)}"
   echo "load average before timing: $LOAD0; after: $LOAD1 (other work on the machine makes figures noisy)"

@@ -3,6 +3,7 @@
 # (time, bytes, quality), side by side with vipsthumbnail writing WebP, in one run.
 #
 #   bench/webp.sh
+#   SMOKE=1 bench/webp.sh   # 2 photos of 1280x960 (bench/corpus-smoke), 1 run: checks it works
 #
 # Environment (all optional):
 #   SPOTSTORE=path     binary to test; when set, no `swift build` is run
@@ -11,6 +12,8 @@
 #   COUNT=40           photos; CORPUS=bench/corpus (made by make-corpus.sh if missing)
 #   SSIM_PICK="1 3 10 20 30"  corpus indices used for the quality check (3 is Orientation 6)
 #   KEEP=1             keep the temporary output directory
+#   SMOKE=1            COUNT=2 RUNS=1 SSIM_PICK="1 2" CORPUS=bench/corpus-smoke, and
+#                      .build/debug/spotstore when SPOTSTORE is not set (see bench/common.sh)
 #
 # Per run (interleaved, one process each, warm page cache):
 #   jpeg   spotstore thumbnail --size 256 --size 1024 --out DIR FILE...  (JPEG q85)
@@ -25,6 +28,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
+if [[ -n ${SMOKE:-} ]]; then CORPUS=${CORPUS:-$HERE/corpus-smoke}; COUNT=${COUNT:-2}; RUNS=${RUNS:-1}; SSIM_PICK=${SSIM_PICK:-"1 2"}; fi
 CORPUS=${CORPUS:-$HERE/corpus}
 RUNS=${RUNS:-3}
 COUNT=${COUNT:-40}
@@ -98,10 +102,8 @@ per_photo() { awk -v ms="$1" -v n="$N" 'BEGIN {printf "%.1f", ms / n}'; }
 kib() { find "$1" -name "$2" -printf '%s\n' | awk -v n="$N" '{s += $1} END {printf "%.1f", s / n / 1024}'; }
 
 # --- quality: the 1024 px thumbnails against a Lanczos resize of the full decode ----------
-if ! "$VENV/bin/python" -c 'import skimage, numpy, PIL' 2>/dev/null; then
-  log "creating $VENV (scikit-image 0.22.0, numpy 1.26.4, pillow 10.4.0 from PyPI)"
-  python3 -m venv "$VENV" && "$VENV/bin/pip" install -q scikit-image==0.22.0 numpy==1.26.4 pillow==10.4.0 >&2
-fi
+"$VENV/bin/python" -c 'import skimage, numpy, PIL' 2>/dev/null ||
+  "$ROOT/bin/install-deps" --bench >&2 || die "bin/install-deps --bench (which makes $VENV) failed"
 declare -A pairs=()
 mkdir -p "$TMP/ref"
 for i in $SSIM_PICK; do
@@ -117,10 +119,10 @@ for i in $SSIM_PICK; do
 done
 ssim() { "$VENV/bin/python" "$HERE/ssim.py" "$1" ${pairs[$2]} | tail -1; }
 
-mkdir -p "$HERE/results"
-report=$HERE/results/webp-$(date -u +%Y%m%dT%H%M%SZ).txt
+mkdir -p "$RESULTS"
+report=$RESULTS/webp-$(date -u +%Y%m%dT%H%M%SZ).txt
 {
-  echo "WebP thumbnail bench $(date -u +%FT%TZ)  host: $(nproc) cores; $N x 4000x3000 q90 JPEGs ($CORPUS)"
+  echo "WebP thumbnail bench${SMOKE:+ (smoke: not comparable)} $(date -u +%FT%TZ)  host: $(nproc) cores; $N x $(vipsheader -f width "${files[0]}")x$(vipsheader -f height "${files[0]}") q90 JPEGs ($CORPUS)"
   echo "vips $(vipsthumbnail --vips-version 2>/dev/null | head -1 | awk '{print $2}'); spotstore: $SPOTSTORE"
   echo "load average before timing: $LOAD0; after: $LOAD1"
   echo
