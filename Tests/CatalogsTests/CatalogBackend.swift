@@ -23,8 +23,8 @@ enum CatalogBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
     var testDescription: String { rawValue }
 
     /// Runs `body` with a new, empty catalog, and cleans up after it. The catalog stamps
-    /// each write 1 ms after the one before (`TickingClock`), so writes are ordered in time
-    /// without waiting.
+    /// each write at least 2 ms after the one before (`TickingClock`), so writes are ordered
+    /// in time without waiting.
     func withCatalog(_ body: (any Catalog) async throws -> Void) async throws {
         let clock = TickingClock()
         switch self {
@@ -40,14 +40,15 @@ enum CatalogBackend: String, CaseIterable, Sendable, CustomTestStringConvertible
     }
 }
 
-/// A clock for a catalog's writes that starts now and moves on 1 ms each time it is read.
+/// A clock for a catalog's writes: the time now, but always at least 2 ms after the time it
+/// gave before.
 final class TickingClock: Sendable {
-    private let next = Mutex(Date())
+    private let last = Mutex(Date.distantPast)
 
     @Sendable func now() -> Date {
-        next.withLock { time in
-            defer { time += 0.001 }
-            return time
+        last.withLock { last in
+            last = max(Date(), last + 0.002)
+            return last
         }
     }
 }

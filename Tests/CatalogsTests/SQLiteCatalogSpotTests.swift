@@ -9,42 +9,36 @@ import Testing
 /// the number of queries a page of spots costs.
 @Suite struct SQLiteCatalogSpotTests {
     @Test func migratingAVersion1FileDerivesTheLocationOfExistingSpots() async throws {
-        try await withTemporaryDirectory { folder in
-            let file = folder.appendingPathComponent("catalog.sqlite").path
-            // A catalog as version 1 wrote it: two spots, one scattered, one without GPS.
-            do {
-                let v1 = try DatabaseQueue(path: file, configuration: SQLiteDatabase.makeConfiguration())
-                try SQLiteDatabase.migrator.migrate(v1, upTo: "v1")
-                try await v1.write { db in
-                    for spot in ["eiffel", "attic"] {
-                        try db.execute(
-                            sql: "INSERT INTO spots (bucket, id, owner, createdAt) VALUES ('spots', ?, 'alice', '2024-01-01 00:00:00.000')",
-                            arguments: [spot])
-                    }
-                    let objects: [(name: String, seed: Int, createdAt: String)] = [
-                        ("eiffel/b.jpg", 1, "2024-01-01 00:00:01.000"), ("eiffel/a.jpg", 2, "2024-01-01 00:00:01.000"),
-                        ("eiffel/c.jpg", 3, "2024-01-01 00:00:03.000"), ("attic/1.jpg", 4, "2024-01-01 00:00:04.000"),
-                    ]
-                    for object in objects {
-                        try db.execute(
-                            sql: """
-                                INSERT INTO objects (bucket, name, spotId, digest, size, contentType, owner, createdAt, updatedAt)
-                                VALUES ('spots', ?, ?, ?, 1, 'image/jpeg', 'alice', ?, ?)
-                                """,
-                            arguments: [object.name, try path(object.name).topFolder, digest(object.seed).hex, object.createdAt, object.createdAt])
-                    }
-                    // a (first: as old as b, and first by name) and b are 0.1 km apart, c is 5 km
-                    // from them; the attic photo has no GPS.
-                    let photos: [(seed: Int, latitude: Double?, longitude: Double?)] = [
-                        (1, 48.8584 + 0.1 / kmPerDegree, 2.2945), (2, 48.8584, 2.2945), (3, 48.8584 + 5 / kmPerDegree, 2.2945), (4, nil, nil),
-                    ]
-                    for photo in photos {
-                        try db.execute(
-                            sql: "INSERT INTO photos (digest, width, height, orientation, latitude, longitude) VALUES (?, 10, 10, 1, ?, ?)",
-                            arguments: [digest(photo.seed).hex, photo.latitude, photo.longitude])
-                    }
-                }
+        // A catalog as version 1 wrote it: two spots, one scattered, one without GPS.
+        try await withSQLiteFile(migratedUpTo: "v1") { db in
+            for spot in ["eiffel", "attic"] {
+                try db.execute(
+                    sql: "INSERT INTO spots (bucket, id, owner, createdAt) VALUES ('spots', ?, 'alice', '2024-01-01 00:00:00.000')",
+                    arguments: [spot])
             }
+            let objects: [(name: String, seed: Int, createdAt: String)] = [
+                ("eiffel/b.jpg", 1, "2024-01-01 00:00:01.000"), ("eiffel/a.jpg", 2, "2024-01-01 00:00:01.000"),
+                ("eiffel/c.jpg", 3, "2024-01-01 00:00:03.000"), ("attic/1.jpg", 4, "2024-01-01 00:00:04.000"),
+            ]
+            for object in objects {
+                try db.execute(
+                    sql: """
+                        INSERT INTO objects (bucket, name, spotId, digest, size, contentType, owner, createdAt, updatedAt)
+                        VALUES ('spots', ?, ?, ?, 1, 'image/jpeg', 'alice', ?, ?)
+                        """,
+                    arguments: [object.name, try path(object.name).topFolder, digest(object.seed).hex, object.createdAt, object.createdAt])
+            }
+            // a (first: as old as b, and first by name) and b are 0.1 km apart, c is 5 km
+            // from them; the attic photo has no GPS.
+            let photos: [(seed: Int, latitude: Double?, longitude: Double?)] = [
+                (1, 48.8584 + 0.1 / kmPerDegree, 2.2945), (2, 48.8584, 2.2945), (3, 48.8584 + 5 / kmPerDegree, 2.2945), (4, nil, nil),
+            ]
+            for photo in photos {
+                try db.execute(
+                    sql: "INSERT INTO photos (digest, width, height, orientation, latitude, longitude) VALUES (?, 10, 10, 1, ?, ?)",
+                    arguments: [digest(photo.seed).hex, photo.latitude, photo.longitude])
+            }
+        } _: { file in
             let catalog = try SQLiteCatalog(path: file)
             let eiffel = try #require(try await catalog.spotDetails(bucket: "spots", id: "eiffel"))
             #expect(eiffel.location == GeoPoint(latitude: 48.8584, longitude: 2.2945))
@@ -64,30 +58,24 @@ import Testing
     }
 
     @Test func migratingAVersion2FileMakesASpotOfEveryTopFolder() async throws {
-        try await withTemporaryDirectory { folder in
-            let file = folder.appendingPathComponent("catalog.sqlite").path
-            // Version 2 recorded spots only under a count limit: `users/bob` has none.
-            do {
-                let v2 = try DatabaseQueue(path: file, configuration: SQLiteDatabase.makeConfiguration())
-                try SQLiteDatabase.migrator.migrate(v2, upTo: "v2")
-                try await v2.write { db in
-                    let objects: [(name: String, owner: String, seed: Int, createdAt: String)] = [
-                        ("bob/b.jpg", "carol", 1, "2024-01-01 00:00:02.000"), ("bob/a.jpg", "bob", 2, "2024-01-01 00:00:01.000"),
-                        ("loose.txt", "bob", 3, "2024-01-01 00:00:03.000"),
-                    ]
-                    for object in objects {
-                        try db.execute(
-                            sql: """
-                                INSERT INTO objects (bucket, name, spotId, digest, size, contentType, owner, createdAt, updatedAt)
-                                VALUES ('users', ?, ?, ?, 1, 'image/jpeg', ?, ?, ?)
-                                """,
-                            arguments: [object.name, try path(object.name).topFolder, digest(object.seed).hex, object.owner, object.createdAt, object.createdAt])
-                    }
-                    try db.execute(
-                        sql: "INSERT INTO photos (digest, width, height, orientation, latitude, longitude) VALUES (?, 10, 10, 1, 48.8584, 2.2945)",
-                        arguments: [digest(1).hex])
-                }
+        // Version 2 recorded spots only under a count limit: `users/bob` has none.
+        try await withSQLiteFile(migratedUpTo: "v2") { db in
+            let objects: [(name: String, owner: String, seed: Int, createdAt: String)] = [
+                ("bob/b.jpg", "carol", 1, "2024-01-01 00:00:02.000"), ("bob/a.jpg", "bob", 2, "2024-01-01 00:00:01.000"),
+                ("loose.txt", "bob", 3, "2024-01-01 00:00:03.000"),
+            ]
+            for object in objects {
+                try db.execute(
+                    sql: """
+                        INSERT INTO objects (bucket, name, spotId, digest, size, contentType, owner, createdAt, updatedAt)
+                        VALUES ('users', ?, ?, ?, 1, 'image/jpeg', ?, ?, ?)
+                        """,
+                    arguments: [object.name, try path(object.name).topFolder, digest(object.seed).hex, object.owner, object.createdAt, object.createdAt])
             }
+            try db.execute(
+                sql: "INSERT INTO photos (digest, width, height, orientation, latitude, longitude) VALUES (?, 10, 10, 1, 48.8584, 2.2945)",
+                arguments: [digest(1).hex])
+        } _: { file in
             let catalog = try SQLiteCatalog(path: file)
             let spot = try await catalog.spot(bucket: "users", id: "bob")
             #expect(spot == SpotState(bucket: "users", id: "bob", owner: "bob", objectCount: 2))
