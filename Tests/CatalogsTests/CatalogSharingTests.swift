@@ -31,6 +31,7 @@ import Testing
                 try await catalog.addDownloadToken(digest(101), to: stored.path)
             }
             #expect(duplicate?.kind == .conflict)
+            #expect(duplicate?.message == "that download token is already in use")
         }
     }
 

@@ -238,6 +238,7 @@ import Testing
                     try await catalog.updateSpot(bucket: "spots", id: "tower", changes: changes)
                 }
                 #expect(error?.kind == .badRequest)
+                #expect(error?.message.contains("are allowed") == true, "\(error?.message ?? "")")
             }
             #expect(try await catalog.spotDetails(bucket: "spots", id: "tower") == before)
 

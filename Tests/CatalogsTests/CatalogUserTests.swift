@@ -40,6 +40,7 @@ import Testing
                 try await catalog.addUser("bob", tokenDigest: digest(1))
             }
             #expect(error?.kind == .conflict)
+            #expect(error?.message == "that token is already in use")
             #expect(try await catalog.users() == [alice])
             #expect(try await catalog.user(tokenDigest: digest(1))?.uid == "alice")
         }
@@ -60,6 +61,7 @@ import Testing
                 try await catalog.addToken(for: "alice", tokenDigest: digest(2))
             }
             #expect(error?.kind == .conflict)
+            #expect(error?.message == "that token is already in use")
             #expect(try await catalog.user(tokenDigest: digest(2))?.tokenCount == 2)
         }
     }

@@ -83,6 +83,7 @@ import Testing
                 try await second.addUser("alice", tokenDigest: digest(2))
             }
             #expect(duplicate?.kind == .conflict)
+            #expect(duplicate?.message == "user 'alice' already exists")
 
             for index in 1...4 {
                 let catalog = index.isMultiple(of: 2) ? second : first

@@ -360,23 +360,27 @@ public struct CatalogConformance: Sendable {
             terms: #"{"rule":"\#(id)"}"#, createdAt: createdAt, expiresAt: expiresAt ?? createdAt.addingTimeInterval(3600))
     }
 
-    /// Whether `body` throws a `SpotError` of `kind`.
-    static func refuses(_ kind: SpotError.Kind, _ body: () async throws -> Void) async -> Bool {
+    /// Whether `body` throws a `SpotError` of `kind` whose message holds `fragment`; any other error is recorded as an issue.
+    static func refuses(_ kind: SpotError.Kind, saying fragment: String, _ body: () async throws -> Void) async -> Bool {
         do {
             try await body()
             return false
         } catch {
-            return (error as? SpotError)?.kind == kind
+            guard let error = error as? SpotError, error.kind == kind, error.message.contains(fragment) else {
+                Issue.record("expected \(kind) saying '\(fragment)', got \(error)")
+                return false
+            }
+            return true
         }
     }
 
     /// Whether the spot of `name` is full for it through `catalog`: a session start and a
     /// commit of that (new) name are both refused with `.conflict`, and leave nothing.
     static func isFull(for name: String, admission: SpotAdmission, through catalog: any Catalog) async -> Bool {
-        let starts = await refuses(.conflict) {
+        let starts = await refuses(.conflict, saying: "already holds") {
             try await catalog.startUpload(try session("s-full-\(name)", name, admission: admission), now: start)
         }
-        let commits = await refuses(.conflict) { _ = try await catalog.commit(try object(name, seed: 99), admission: admission) }
+        let commits = await refuses(.conflict, saying: "already holds") { _ = try await catalog.commit(try object(name, seed: 99), admission: admission) }
         return starts && commits
     }
 
@@ -388,7 +392,7 @@ public struct CatalogConformance: Sendable {
         try await first.startUpload(try Self.session("s-cap-old", "cap/old.jpg", by: "dave", createdAt: expired), now: expired)
         try await first.startUpload(try Self.session("s-cap1", "cap/a.jpg", by: "dave"), now: Self.start, openLimit: 2)
         try await second.startUpload(try Self.session("s-cap2", "cap/b.jpg", by: "dave"), now: Self.start, openLimit: 2)
-        #expect(await Self.refuses(.rateLimited) {
+        #expect(await Self.refuses(.rateLimited, saying: "unfinished resumable uploads") {
             try await first.startUpload(try Self.session("s-cap3", "cap/c.jpg", by: "dave"), now: Self.start, openLimit: 2)
         })
         #expect(try await second.uploadSession("s-cap3") == nil, "a refused session leaves nothing")
@@ -403,7 +407,7 @@ public struct CatalogConformance: Sendable {
         try await first.startUpload(session, now: Self.start)
         #expect(try await second.uploadSession("s-resume") == session, "another connection (process, server) continues it")
         #expect(try await second.uploadSession("s-none") == nil)
-        #expect(await Self.refuses(.conflict) { try await second.startUpload(session, now: Self.start) }, "the id is taken")
+        #expect(await Self.refuses(.conflict, saying: "an upload session with that id exists already") { try await second.startUpload(session, now: Self.start) }, "the id is taken")
 
         let expiry = Self.start.addingTimeInterval(7200)
         let chunk0 = UploadChunk(offset: 0, size: 100, digest: Self.digest(50))
@@ -424,13 +428,13 @@ public struct CatalogConformance: Sendable {
             #expect(error?.message.contains("offset 100") == true, "\(error?.message ?? "")")
         }
         // The declared size: at least what was received, and only one.
-        #expect(await Self.refuses(.conflict) { _ = try await first.declareSize(99, of: "s-resume") })
+        #expect(await Self.refuses(.conflict, saying: "more than the 99 declared") { _ = try await first.declareSize(99, of: "s-resume") })
         #expect(try await second.declareSize(250, of: "s-resume")?.declaredSize == 250)
         #expect(try await first.declareSize(250, of: "s-resume")?.declaredSize == 250, "the same size again")
-        #expect(await Self.refuses(.conflict) { _ = try await first.declareSize(251, of: "s-resume") })
+        #expect(await Self.refuses(.conflict, saying: "declared to be 250 bytes, not 251") { _ = try await first.declareSize(251, of: "s-resume") })
         #expect(try await first.declareSize(250, of: "s-none") == nil)
         // Past the declared size.
-        #expect(await Self.refuses(.tooLarge) {
+        #expect(await Self.refuses(.tooLarge, saying: "past the 250 bytes declared") {
             _ = try await first.appendChunk(UploadChunk(offset: 100, size: 151, digest: Self.digest(51)),
                 to: "s-resume", lease: lease1, now: Self.start, expiresAt: expiry)
         })
@@ -438,12 +442,12 @@ public struct CatalogConformance: Sendable {
         let after1 = try await first.appendChunk(chunk1, to: "s-resume", lease: lease1, now: Self.start, expiresAt: expiry.addingTimeInterval(60))
         #expect(after1.chunks == [chunk0, chunk1] && after1.received == 250 && after1.declaredSize == 250)
         // A lease that is gone; a session that is gone.
-        #expect(await Self.refuses(.unavailable) {
+        #expect(await Self.refuses(.unavailable, saying: "longer than its lease") {
             _ = try await second.appendChunk(UploadChunk(offset: 250, size: 0, digest: Self.digest(52)),
                 to: "s-resume", lease: lease1, now: Self.start, expiresAt: expiry)
         })
         let lease2 = try #require(try await first.lease([Self.digest(52)], at: Self.start, for: 600))
-        #expect(await Self.refuses(.notFound) {
+        #expect(await Self.refuses(.notFound, saying: "does not exist") {
             _ = try await second.appendChunk(UploadChunk(offset: 0, size: 1, digest: Self.digest(52)),
                 to: "s-none", lease: lease2, now: Self.start, expiresAt: expiry)
         })
@@ -489,7 +493,7 @@ public struct CatalogConformance: Sendable {
         _ = try await second.commit(try Self.object("held/a.jpg", seed: 62), admission: two)
         // Ownership, as for commits: the spot is alice's.
         let owned = SpotAdmission(maxObjects: 9, requiresOwnership: true)
-        #expect(await Self.refuses(.forbidden) {
+        #expect(await Self.refuses(.forbidden, saying: "only its owner may add to it") {
             try await first.startUpload(try Self.session("s-held4", "held/d.jpg", by: "bob", admission: owned), now: Self.start)
         })
         try await first.startUpload(try Self.session("s-held5", "held/d.jpg", by: "alice", admission: owned), now: Self.start)
@@ -524,9 +528,11 @@ public struct CatalogConformance: Sendable {
         #expect(try await first.commit(try Self.object("claim/a.jpg", by: "alice", seed: 81), admission: owned).owner == "alice")
         var late = try Self.object("claim/bob0.jpg", by: "bob", seed: 82)
         late.uploadSession = "s-bob0"
-        await #expect(throws: SpotError.self, "bob's session cannot commit into alice's spot") {
+        let error = await #expect(throws: SpotError.self, "bob's session cannot commit into alice's spot") {
             _ = try await second.commit(late, admission: owned)
         }
+        #expect(error?.kind == .forbidden)
+        #expect(error?.message.contains("only its owner may add to it") == true, "\(error?.message ?? "")")
 
         let shared = SpotAdmission(maxObjects: 2)
         for index in 0..<2 {
@@ -584,7 +590,7 @@ public struct CatalogConformance: Sendable {
         let one = SpotAdmission(maxObjects: 1)
         try await first.startUpload(try Self.session("s-old1", "old/a.jpg", admission: one, createdAt: Self.longAgo), now: Self.longAgo)
         let alive = Self.longAgo.addingTimeInterval(3599)
-        #expect(await Self.refuses(.conflict) {
+        #expect(await Self.refuses(.conflict, saying: "already holds") {
             try await second.startUpload(try Self.session("s-old2", "old/b.jpg", admission: one, createdAt: alive), now: alive)
         }, "while it lives, it holds the spot's one place")
         let expired = Self.longAgo.addingTimeInterval(3601)
@@ -610,6 +616,7 @@ public struct CatalogConformance: Sendable {
                 to: session.id, lease: lease, now: late, expiresAt: late.addingTimeInterval(3600))
         }
         #expect(error?.kind == .notFound)
+        #expect(error?.message == "the upload session does not exist: it expired, was cancelled or completed")
         #expect(error?.message.contains("secret") == false, "\(error?.message ?? "")")
         #expect(try await first.uploadSession(session.id) == session, "nothing appended, the expiry stays")
         #expect(try await first.blobReferences().leases[Self.digest(74)] != nil, "a refused append keeps the lease")
@@ -660,7 +667,7 @@ public struct CatalogConformance: Sendable {
         // A refused commit keeps its session.
         var late = try Self.object("done/b.jpg", by: "bob", seed: 71)
         late.uploadSession = "s-done2"
-        #expect(await Self.refuses(.forbidden) { _ = try await first.commit(late, admission: SpotAdmission(maxObjects: 2, requiresOwnership: true)) })
+        #expect(await Self.refuses(.forbidden, saying: "only its owner may add to it") { _ = try await first.commit(late, admission: SpotAdmission(maxObjects: 2, requiresOwnership: true)) })
         #expect(try await second.uploadSession("s-done2") != nil)
         late.owner = "alice"
         _ = try await first.commit(late, admission: two)
@@ -687,7 +694,7 @@ public struct CatalogConformance: Sendable {
         _ = try await second.commit(try Self.object("fin/c.jpg", seed: 73), admission: SpotAdmission())
         var refused = try Self.object("fin/b.jpg", by: "bob", seed: 74)
         refused.uploadSession = "s-fin-refused"
-        #expect(await Self.refuses(.forbidden) {
+        #expect(await Self.refuses(.forbidden, saying: "only its owner may add to it") {
             _ = try await second.commit(refused, admission: SpotAdmission(maxObjects: 4, requiresOwnership: true))
         })
         #expect(try await first.finishedUpload("s-fin-refused") == nil, "the refused commit recorded nothing")
@@ -797,6 +804,7 @@ public struct CatalogConformance: Sendable {
             _ = try await second.appendChunk(UploadChunk(offset: 10, size: 1, digest: nil), to: "s-file", lease: nil, now: Self.start, expiresAt: expiry)
         }
         #expect(late?.kind == .conflict, "a chunk at an offset already taken")
+        #expect(late?.message.contains("the next chunk must start at offset 15, not 10") == true, "\(late?.message ?? "")")
         #expect(try await first.blobReferences().uploadChunks.isEmpty, "no blob to keep")
     }
 }
