@@ -50,9 +50,10 @@ import TestSupport
                 if record.outcome == .ingested { started.withLock { $0 += 1 } }
             })
         }
-        while started.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        let twoIngested = try await waitUntil(within: .seconds(120)) { started.withLock { $0 } >= 2 }
         work.cancel()
         let records = try await work.value
+        try #require(twoIngested, "the runner had not ingested 2 photos within 120 s (\(started.withLock { $0 }) ingested)")
         #expect(records.count == 16)
         let ingested = records.filter { $0.outcome == .ingested }
         let interrupted = records.filter { $0.outcome == .failed }
