@@ -26,7 +26,7 @@ import Testing
         let command = try #require(try SpotStoreCommand.parseAsRoot(["upload", "a.jpg", "b.jpg", "--to", "spots/eiffel", "--token", "t"]) as? SpotStoreCommand.Upload)
         #expect(command.files == ["a.jpg", "b.jpg"])
         #expect(command.to == "spots/eiffel")
-        #expect(Self.refusal(["upload", "--to", "spots/eiffel"]) == "give at least one file to upload")
+        #expect(Self.refusal(["upload", "--to", "spots/eiffel"]) == "Missing expected argument '<file> ...'")
         #expect(Self.refusal(["upload", "a.jpg", "--to", "spots"]) == "expected BUCKET/PATH, like spots/eiffel/1.jpg; got 'spots'")
         #expect(Self.refusal(["upload", "a.jpg"]) == "Missing expected argument '--to <bucket/spot>'")
     }
