@@ -135,11 +135,13 @@ import Darwin
                 release.wait()  // on the scanner's own thread
             }
         }
-        let handedOut = try await waitUntil(within: .seconds(60)) { !seen.paths.isEmpty }
+        // A deadline far past any run (a full suite on two cores kept this scan from starting
+        // for over a minute), so a scanner that never hands out a file fails instead of hanging.
+        let handedOut = try await waitUntil(within: .seconds(600)) { !seen.paths.isEmpty }
         task.cancel()
         for _ in 0..<10 { release.signal() }
         let result = await task.result
-        try #require(handedOut, "the scanner handed out no file within 60 s")
+        try #require(handedOut, "the scanner handed out no file within 600 s")
         #expect(throws: CancellationError.self) { try result.get() }
         #expect(seen.paths == ["0.jpg"], "no file is started after the cancellation")
     }
