@@ -102,7 +102,9 @@ import Testing
         let directory = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
         let writer = try BlobWriter(temporaryDirectory: directory)
         let bytes = [UInt8](repeating: 7, count: 1025)
-        await #expect(throws: SpotError.self) { try await writer.stage(chunks(bytes, size: 100), maxBytes: 1024) }
+        await #expect(throws: SpotError(.tooLarge, "the upload is larger than the limit of 1 KiB for this path")) {
+            try await writer.stage(chunks(bytes, size: 100), maxBytes: 1024)
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
         let exact = try await writer.stage(chunks(Array(bytes.prefix(1024)), size: 100), maxBytes: 1024)
         #expect(exact.size == 1024)

@@ -149,6 +149,7 @@ import Testing
             try data.write(to: URL(fileURLWithPath: path))
             let error = #expect(throws: SpotError.self, "\(name)") { try OfflineGeocoder(contentsOf: path) }
             #expect(error?.kind == .invalidContent, "\(name): \(String(describing: error))")
+            #expect(error?.message.hasPrefix("geocoder data \(path) is corrupt: ") == true, "\(name): \(String(describing: error))")
         }
     }
 }

@@ -118,7 +118,7 @@ import TestSupport
             #expect(try await verifier.verify(good).uid == "ines")
             #expect(try await verifier.verify(try await issuer.token(issuer.claims("ines", issuedAt: clock.now), kid: "ec-1")).uid == "ines")
         }
-        #expect(throws: SpotError.self) {
+        #expect(throws: SpotError(.badRequest, "the keys of x must come over https:// (or from a file), not http://keys.example.com/jwks")) {
             try IdentityProvider.validate([IdentityProvider(name: "x", issuer: "https://x", audience: "a", keys: "http://keys.example.com/jwks")])
         }
     }
@@ -189,8 +189,11 @@ import TestSupport
         #expect(try await verifier.verify(try await issuer.token(issuer.claims("frank", issuedAt: clock.now), kid: "ec-1")).provider == "keycloak")
 
         try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/bad.json"))
-        #expect(throws: SpotError.self) { try IdentityProvider.providers(configFile: folder + "/bad.json") }
-        #expect(throws: SpotError.self) { try IdentityProvider.validate([providers[0], providers[0]]) }
+        let notJSONLike = SpotError(.badRequest, #"the auth config \#(folder)/bad.json must be JSON like {"providers": [{"name": "keycloak", "issuer": "https://…", "audience": "spotstore", "keys": "https://…/certs"}]}"#)
+        #expect(throws: notJSONLike) { try IdentityProvider.providers(configFile: folder + "/bad.json") }
+        #expect(throws: SpotError(.badRequest, "two identity providers have the issuer \(providers[0].issuer)")) {
+            try IdentityProvider.validate([providers[0], providers[0]])
+        }
     }
 }
 

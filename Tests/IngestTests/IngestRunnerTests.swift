@@ -50,9 +50,12 @@ import TestSupport
                 if record.outcome == .ingested { started.withLock { $0 += 1 } }
             })
         }
-        while started.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        // A deadline far past any run (a full suite on two cores can keep the work from the
+        // cooperative pool for minutes), so a runner that never gets there fails instead of hanging.
+        let twoIngested = try await waitUntil(within: .seconds(600)) { started.withLock { $0 } >= 2 }
         work.cancel()
         let records = try await work.value
+        try #require(twoIngested, "the runner had not ingested 2 photos within 600 s (\(started.withLock { $0 }) ingested)")
         #expect(records.count == 16)
         let ingested = records.filter { $0.outcome == .ingested }
         let interrupted = records.filter { $0.outcome == .failed }

@@ -49,6 +49,7 @@ import Testing
     @Test func truncatedJPEGIsRefusedEvenWithoutThumbnails() throws {
         let error = try error(analyzing: "bad/truncated.jpg", with: PhotoAnalyzer(thumbnailSizes: []))
         #expect(error.kind == .invalidContent)
+        #expect(error.message.contains("truncated or corrupt") && error.message.contains("Premature end of JPEG file"), "\(error.message)")
     }
 
     /// A few unread bytes before EOI are padding some encoders write: accepted. Many are

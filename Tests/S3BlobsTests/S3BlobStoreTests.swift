@@ -96,9 +96,10 @@ struct S3BlobStoreTests {
             let path = try staged(bytes)
             defer { try? FileManager.default.removeItem(atPath: path) }
             let fromFile = await #expect(throws: SpotError.self) { try await store.store(fileAt: path, as: wrong) }
-            #expect(fromFile?.message.contains("BadDigest") == true, "\(fromFile?.message ?? "")")
+            let refusedBytes = "the object store refused the bytes: they do not have the SHA-256 sent with them (BadDigest)"
+            #expect(fromFile?.kind == .internal && fromFile?.message == "cannot store blob \(wrong): \(refusedBytes)", "\(String(describing: fromFile))")
             let fromMemory = await #expect(throws: SpotError.self) { try await store.store(bytes, as: wrong) }
-            #expect(fromMemory?.message.contains("BadDigest") == true, "\(fromMemory?.message ?? "")")
+            #expect(fromMemory?.kind == .internal && fromMemory?.message == "cannot store blob \(wrong): \(refusedBytes)", "\(String(describing: fromMemory))")
             #expect(try await store.size(of: wrong) == nil)
             #expect(try await store.blobs(after: nil, limit: 10).isEmpty)
         }
@@ -116,7 +117,7 @@ struct S3BlobStoreTests {
             let path = try staged(bytes)
             defer { try? FileManager.default.removeItem(atPath: path) }
             let error = await #expect(throws: SpotError.self) { try await store.store(fileAt: path, as: wrong) }
-            #expect(error?.message.contains("do not have that SHA-256") == true, "\(error?.message ?? "")")
+            #expect(error?.kind == .internal && error?.message.hasSuffix(": the file's bytes do not have that SHA-256") == true, "\(String(describing: error))")
             #expect(try await store.size(of: wrong) == nil)
             #expect(try await !uploadsInProgress(configuration))
         }
@@ -133,7 +134,7 @@ struct S3BlobStoreTests {
             let path = try staged(bytes)
             defer { try? FileManager.default.removeItem(atPath: path) }
             let error = await #expect(throws: SpotError.self) { try await store.store(fileAt: path, as: digest) }
-            #expect(error?.message.contains("EntityTooSmall") == true, "\(error?.message ?? "")")
+            #expect(error?.kind == .internal && error?.message.contains("answered 400 EntityTooSmall") == true, "\(String(describing: error))")
             #expect(try await store.size(of: digest) == nil)
             #expect(try await !uploadsInProgress(configuration))
         }
@@ -176,32 +177,34 @@ struct S3BlobStoreTests {
     /// Bounded: a hang fails the test at its time limit.
     @Test(.timeLimit(.minutes(1))) func openSaysWhatIsWrongInOneLine() async throws {
         let good = try TestServices.s3Configuration()
-        func openFails(_ adjust: (inout S3Configuration) throws -> Void) async throws -> String {
+        /// The message of the error `open` throws, checked to be one line of `kind`.
+        func openFails(_ kind: SpotError.Kind, _ adjust: (inout S3Configuration) throws -> Void) async throws -> String {
             var configuration = good
             try adjust(&configuration)
             let error = await #expect(throws: SpotError.self) { _ = try await S3BlobStore.open(configuration) }
             let message = error?.message ?? ""
+            #expect(error?.kind == kind, "\(String(describing: error))")
             #expect(!message.contains("\n"), "one line: \(message)")
             return message
         }
 
-        let missing = try await openFails { $0.location = try S3Location(url: "s3://spotstore-missing-\(UUID().uuidString.prefix(8).lowercased())") }
+        let missing = try await openFails(.internal) { $0.location = try S3Location(url: "s3://spotstore-missing-\(UUID().uuidString.prefix(8).lowercased())") }
         #expect(missing.contains("does not exist") && missing.contains("create it first"), "\(missing)")
 
-        let badSecret = try await openFails { $0.credentials.secretAccessKey = "not the secret" }
+        let badSecret = try await openFails(.internal) { $0.credentials.secretAccessKey = "not the secret" }
         #expect(badSecret.contains("bad credentials") && badSecret.contains("AWS_SECRET_ACCESS_KEY"), "\(badSecret)")
-        let unknownKey = try await openFails { $0.credentials.accessKeyID = "nobody:none" }
+        let unknownKey = try await openFails(.internal) { $0.credentials.accessKeyID = "nobody:none" }
         #expect(unknownKey.contains("bad credentials") && unknownKey.contains("AWS_ACCESS_KEY_ID"), "\(unknownKey)")
 
         let gone = try TCPRelay(to: "silent")
         gone.stop()
-        let refused = try await openFails { $0.endpoint = try S3Endpoint("http://127.0.0.1:\(gone.port)") }
+        let refused = try await openFails(.unavailable) { $0.endpoint = try S3Endpoint("http://127.0.0.1:\(gone.port)") }
         #expect(refused.contains("cannot reach the S3 endpoint http://127.0.0.1:\(gone.port)") && refused.contains("is it running? check --s3-endpoint"), "\(refused)")
 
         let website = try TCPRelay(to: "http")
         defer { website.stop() }
-        let notS3 = try await openFails { $0.endpoint = try S3Endpoint("http://127.0.0.1:\(website.port)") }
-        #expect(notS3.contains("check --s3-endpoint"), "\(notS3)")
+        let notS3 = try await openFails(.internal) { $0.endpoint = try S3Endpoint("http://127.0.0.1:\(website.port)") }
+        #expect(notS3.contains("did not answer a listing like an S3 server: check --s3-endpoint"), "\(notS3)")
     }
 
     /// An object store that goes away while in use: every call fails with `.unavailable`
@@ -223,8 +226,11 @@ struct S3BlobStoreTests {
         let reading = await #expect(throws: SpotError.self) { try await store.read(digest, offset: 0, count: 10) }
         #expect(reading?.kind == .unavailable)
         #expect(reading?.message.contains("cannot reach the S3 endpoint") == true && reading?.message.contains("after 3 attempts") == true, "\(reading?.message ?? "")")
-        await #expect(throws: SpotError.self) { try await store.store(bytes, as: digest) }
-        await #expect(throws: SpotError.self) { try await store.blobs(after: nil, limit: 10) }
+        let storing = await #expect(throws: SpotError.self) { try await store.store(bytes, as: digest) }
+        let listing = await #expect(throws: SpotError.self) { try await store.blobs(after: nil, limit: 10) }
+        for error in [storing, listing] {
+            #expect(error?.kind == .unavailable && error?.message.contains("cannot reach the S3 endpoint") == true, "\(String(describing: error))")
+        }
         let health = await #expect(throws: SpotError.self) { try await store.checkHealth() }
         #expect(health?.kind == .unavailable && health?.message.contains("after 1 attempt:") == true, "\(health?.message ?? "")")
 
@@ -261,7 +267,7 @@ struct S3BlobStoreTests {
         configuration.endpoint = try S3Endpoint("http://127.0.0.1:\(once.port)")
         configuration.retry = RetryPolicy(attempts: 1)
         let single = await #expect(throws: SpotError.self) { _ = try await S3BlobStore.open(configuration) }
-        #expect(single?.message.contains("answered 503 SlowDown after 1 attempt:") == true, "\(single?.message ?? "")")
+        #expect(single?.kind == .unavailable && single?.message.contains("answered 503 SlowDown after 1 attempt:") == true, "\(String(describing: single))")
     }
 
     /// A server that accepts connections and never answers: the idle timeout ends each try.

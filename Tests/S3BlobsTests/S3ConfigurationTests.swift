@@ -21,7 +21,7 @@ import Testing
     @Test(arguments: ["photos", "s3:/photos", "s3://", "s3:///prefix", "http://photos/x", "s3://pho tos/x"])
     func refusesWhatIsNotAnS3URL(url: String) {
         let error = #expect(throws: SpotError.self) { try S3Location(url: url) }
-        #expect(error?.message == "--blobs must look like s3://BUCKET or s3://BUCKET/PREFIX, not '\(url)'")
+        #expect(error == SpotError(.badRequest, "--blobs must look like s3://BUCKET or s3://BUCKET/PREFIX, not '\(url)'"))
     }
 
     @Test func readsTheEndpoint() throws {
@@ -35,7 +35,7 @@ import Testing
     @Test(arguments: ["127.0.0.1:9000", "ftp://host", "http://", "http://host/bucket", "http://host?x=1", "http://user:pw@host", "not a url"])
     func refusesAMalformedEndpoint(text: String) {
         let error = #expect(throws: SpotError.self) { try S3Endpoint(text) }
-        #expect(error?.message == "--s3-endpoint must be an http:// or https:// URL like http://127.0.0.1:9000, not '\(text)'")
+        #expect(error == SpotError(.badRequest, "--s3-endpoint must be an http:// or https:// URL like http://127.0.0.1:9000, not '\(text)'"))
     }
 
     @Test func takesCredentialsAndRegionFromTheEnvironment() throws {
@@ -53,6 +53,6 @@ import Testing
         let error = #expect(throws: SpotError.self) {
             try S3Configuration(blobs: "s3://b", endpoint: nil, environment: ["AWS_ACCESS_KEY_ID": "test:tester"])
         }
-        #expect(error?.message == "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to the object store's credentials to use --blobs s3://b")
+        #expect(error == SpotError(.badRequest, "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to the object store's credentials to use --blobs s3://b"))
     }
 }

@@ -12,24 +12,32 @@ import SpotCore
     }
 
     @Test(arguments: [
-        "../etc/passwd", "a/../b", "a/./b", "..", ".", "/abs", "a//b", "a/", "", "a\u{0}b", "a\nb",
+        ("../etc/passwd", "the object name must not contain '.' or '..' segments"),
+        ("a/../b", "the object name must not contain '.' or '..' segments"),
+        ("a/./b", "the object name must not contain '.' or '..' segments"),
+        ("..", "the object name must not contain '.' or '..' segments"),
+        (".", "the object name must not contain '.' or '..' segments"),
+        ("/abs", "the object name must not start with '/'"),
+        ("a//b", "the object name contains an empty segment ('//')"),
+        ("a/", "the object name must not end with '/'"),
+        ("", "the object name is empty"),
+        ("a\u{0}b", "the object name contains a control character (such as NUL)"),
+        ("a\nb", "the object name contains a control character (such as NUL)"),
     ])
-    func refusesUnsafeNames(_ name: String) {
-        #expect(throws: SpotError.self) { try ObjectPath(bucket: "spots", name: name) }
-        do {
-            _ = try ObjectPath(bucket: "spots", name: name)
-        } catch {
-            #expect(error.kind == .badRequest)
-            #expect(!error.message.isEmpty)
-        }
+    func refusesUnsafeNames(_ name: String, _ message: String) {
+        #expect(throws: SpotError(.badRequest, message)) { try ObjectPath(bucket: "spots", name: name) }
     }
 
     @Test func refusesOverlongNames() throws {
         let longest = String(repeating: "a", count: ObjectPath.maxNameBytes)
         #expect(try ObjectPath(bucket: "spots", name: longest).name.utf8.count == 1024)
-        #expect(throws: SpotError.self) { try ObjectPath(bucket: "spots", name: longest + "b") }
+        #expect(throws: SpotError(.badRequest, "the object name is 1025 bytes; at most 1024 are allowed")) {
+            try ObjectPath(bucket: "spots", name: longest + "b")
+        }
         // 512 two-byte characters are 1024 bytes; one more is over.
-        #expect(throws: SpotError.self) { try ObjectPath(bucket: "spots", name: String(repeating: "é", count: 513)) }
+        #expect(throws: SpotError(.badRequest, "the object name is 1026 bytes; at most 1024 are allowed")) {
+            try ObjectPath(bucket: "spots", name: String(repeating: "é", count: 513))
+        }
     }
 
     @Test func normalisesToNFC() throws {
@@ -77,7 +85,9 @@ import SpotCore
 
     @Test(arguments: ["Spots", "", "a/b", "sp ots", String(repeating: "b", count: 64)])
     func refusesBadBuckets(_ bucket: String) {
-        #expect(throws: SpotError.self) { try ObjectPath(bucket: bucket, name: "x.jpg") }
+        #expect(throws: SpotError(.badRequest, "'\(bucket)' is not a bucket name: use 1-63 lowercase letters, digits, '-' or '_'")) {
+            try ObjectPath(bucket: bucket, name: "x.jpg")
+        }
     }
 }
 
@@ -109,7 +119,7 @@ import SpotCore
     @Test func userIDsAreValidated() {
         #expect(throws: Never.self) { try User.validate(uid: "alice_01-x") }
         for bad in ["", "al ice", "alice/..", "ålice", String(repeating: "a", count: 65)] {
-            #expect(throws: SpotError.self) { try User.validate(uid: bad) }
+            #expect(throws: SpotError(.badRequest, "'\(bad)' is not a valid uid: use 1-64 letters, digits, '-' or '_'")) { try User.validate(uid: bad) }
         }
     }
 }

@@ -13,9 +13,10 @@ import TestSupport
             try limiter.check("10.0.0.1", now: Double(second))
             limiter.recordFailure("10.0.0.1", now: Double(second))
         }
-        #expect(throws: SpotError.self) { try limiter.check("10.0.0.1", now: 3) }
+        let blocked = SpotError(.rateLimited, "too many failed sign-ins from 10.0.0.1; wait a minute and retry with a valid token")
+        #expect(throws: blocked) { try limiter.check("10.0.0.1", now: 3) }
         try limiter.check("10.0.0.2", now: 3)  // other addresses are not affected
-        #expect(throws: SpotError.self) { try limiter.check("10.0.0.1", now: 59.5) }
+        #expect(throws: blocked) { try limiter.check("10.0.0.1", now: 59.5) }
         try limiter.check("10.0.0.1", now: 60.5)  // the first failure aged out of the minute
     }
 }

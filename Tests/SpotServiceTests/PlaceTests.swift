@@ -58,7 +58,9 @@ import TestSupport
         let (bob, _) = try await store.user("bob")
         _ = try await upload("geotagged/paris.jpg", to: "tower/1.jpg", in: store, by: alice)
         let changes = SpotChanges(name: "Iron Lady", description: "at dusk", city: "Lutèce")
-        await #expect(throws: SpotError.self) { try await store.service.updateSpot(bucket: "spots", id: "tower", changes: changes, by: bob) }
+        await #expect(throws: SpotError(.forbidden, "spot 'tower' belongs to alice; only its owner may change it")) {
+            try await store.service.updateSpot(bucket: "spots", id: "tower", changes: changes, by: bob)
+        }
         let updated = try await store.service.updateSpot(bucket: "spots", id: "tower", changes: changes, by: alice)
         #expect(updated.name == "Iron Lady")
         #expect(updated.place?.city == "Lutèce")

@@ -113,9 +113,10 @@ import TestSupport
         #expect(try await service.restoreBlob(fromFileAt: copy) == f.paris.digest)
         #expect(try await service.download(at: parisPath, for: f.alice).digest == f.paris.digest)
         #expect(try await service.blobs.read(f.paris.digest) == (try fixture("geotagged/paris.jpg")))
-        await #expect { try await service.restoreBlob(fromFileAt: "\(fixturesDirectory)/photos/chelsea.jpg") } throws: {
-            ($0 as? SpotError)?.kind == .notFound
-        }
+        let unknown = await #expect(throws: SpotError.self) { try await service.restoreBlob(fromFileAt: "\(fixturesDirectory)/photos/chelsea.jpg") }
+        #expect(unknown?.kind == .notFound && unknown?.message.hasPrefix("nothing in the catalog names blob ") == true
+                && unknown?.message.hasSuffix("(the SHA-256 of \(fixturesDirectory)/photos/chelsea.jpg); it is not one to restore") == true,
+                "\(String(describing: unknown))")
 
         // Deleting a damaged object is the other way out; uploading the same bytes again makes it whole.
         _ = try await service.delete(try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: f.alice)
@@ -178,7 +179,9 @@ import TestSupport
         let late = NewObject(
             path: try ObjectPath(bucket: "media", name: "alice/late.txt"), digest: leasedDigest, size: Int64(leased.count),
             contentType: "text/plain", owner: "alice", lease: lease)
-        await #expect { try await service.catalog.commit(late, admission: SpotAdmission()) } throws: { ($0 as? SpotError)?.kind == .unavailable }
+        await #expect(throws: SpotError(.unavailable, "the upload took longer than its lease on the stored bytes, so gc may have removed them; send it again")) {
+            try await service.catalog.commit(late, admission: SpotAdmission())
+        }
         #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
         #expect(try await service.download(at: ObjectPath(bucket: "spots", name: "cafe/coffee.jpg"), for: f.alice).digest == f.coffee.digest)
 

@@ -25,11 +25,11 @@ import Testing
             #expect(admitted.spot?.objectCount == expected)
             held.append(try #require(admitted.reservation))
         }
-        await #expect(throws: SpotError.self) { try await admit(coordinator, "a", committed: stored) }
+        await #expect(throws: SpotError(.conflict, "full")) { try await admit(coordinator, "a", committed: stored) }
         await coordinator.release(held[0])
         await coordinator.release(held[0])  // twice is harmless
         _ = try await admit(coordinator, "a", committed: stored)
-        await #expect(throws: SpotError.self) { try await admit(coordinator, "a", committed: stored) }
+        await #expect(throws: SpotError(.conflict, "full")) { try await admit(coordinator, "a", committed: stored) }
     }
 
     @Test func aNewSpotBelongsToItsFirstUploadInFlight() async throws {

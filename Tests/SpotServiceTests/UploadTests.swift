@@ -122,11 +122,17 @@ import TestSupport
                 try ObjectPath(bucket: "spots", name: "full/\(index).jpg"), by: alice, contentType: nil, declaredSize: nil,
                 body: body(try fixture("photos/chelsea.jpg")))
         }
-        await #expect(throws: SpotError.self) {
-            try await store.service.upload(
-                try ObjectPath(bucket: "spots", name: "full/4.jpg"), by: alice, contentType: nil, declaredSize: nil,
-                body: body(try fixture("photos/chelsea.jpg")))
+        let fifth = try ObjectPath(bucket: "spots", name: "full/4.jpg")
+        await #expect(throws: SpotError(.conflict, "spot 'full' already holds 4 objects (counting uploads in progress); the limit is 4 per spot")) {
+            try await store.service.upload(fifth, by: alice, contentType: nil, declaredSize: nil, body: body(try fixture("photos/chelsea.jpg")))
         }
+        // Nothing of it was stored: no object, the spot still holds 4, no temp file left.
+        #expect(try await store.service.catalog.object(at: fifth) == nil)
+        await #expect(throws: SpotError(.notFound, "there is no object \(fifth)")) { try await store.service.object(at: fifth, for: alice) }
+        #expect(try await store.service.spot(bucket: "spots", id: "full", for: alice).objectCount == 4)
+        #expect(try await store.service.list(ListQuery(bucket: "spots", prefix: "full/"), for: alice).items.map(\.path.name).sorted()
+                == (0..<4).map { "full/\($0).jpg" })
+        #expect(try store.temporaryFiles().isEmpty)
         // Replacing an existing photo does not count twice.
         let replaced = try await store.service.upload(
             try ObjectPath(bucket: "spots", name: "full/0.jpg"), by: alice, contentType: nil, declaredSize: nil,
@@ -187,9 +193,10 @@ import TestSupport
             _ = try await store.service.upload(try ObjectPath(bucket: "spots", name: "cafe/2.jpg"), by: bob, contentType: nil, declaredSize: nil, body: body(bytes))
             Issue.record("bob added to alice's spot")
         } catch let error as SpotError {
-            #expect(error.kind == .forbidden)
+            #expect(error.kind == .forbidden && error.message.hasPrefix("no rule allows create of spots/cafe/2.jpg for bob"), "\(error)")
         }
-        await #expect(throws: SpotError.self) { try await store.service.delete(try ObjectPath(bucket: "spots", name: "cafe/1.jpg"), by: bob) }
+        let deleting = await #expect(throws: SpotError.self) { try await store.service.delete(try ObjectPath(bucket: "spots", name: "cafe/1.jpg"), by: bob) }
+        #expect(deleting?.kind == .forbidden && deleting?.message.hasPrefix("no rule allows delete of spots/cafe/1.jpg for bob") == true, "\(String(describing: deleting))")
         // Anyone signed in reads it.
         #expect(try await store.service.object(at: try ObjectPath(bucket: "spots", name: "cafe/1.jpg"), for: bob).owner == "alice")
     }
@@ -257,13 +264,14 @@ import TestSupport
         let store = try TestStore()
         let (_, token) = try await store.user("alice")
         #expect(try await store.service.authenticate(token: token)?.uid == "alice")
-        await #expect(throws: SpotError.self) { try await store.service.authenticate(token: token + "x") }
-        await #expect(throws: SpotError.self) { try await store.service.authenticate(token: "") }
+        let notValid = SpotError(.unauthenticated, "the token is not valid (it may have been revoked)")
+        await #expect(throws: notValid) { try await store.service.authenticate(token: token + "x") }
+        await #expect(throws: notValid) { try await store.service.authenticate(token: "") }
         // No token at all is an anonymous request: the rules decide what it may do.
         #expect(try await store.service.authenticate(token: nil) == nil)
-        await #expect(throws: SpotError.self) { try await store.service.addUser("alice") }
+        await #expect(throws: SpotError(.conflict, "user 'alice' already exists")) { try await store.service.addUser("alice") }
         try await store.service.revokeTokens(of: "alice")
-        await #expect(throws: SpotError.self) { try await store.service.authenticate(token: token) }
+        await #expect(throws: notValid) { try await store.service.authenticate(token: token) }
         let fresh = try await store.service.issueToken(for: "alice")
         #expect(try await store.service.authenticate(token: fresh)?.uid == "alice")
     }

@@ -163,13 +163,14 @@ extension BinaryTests {
         #expect(try parseDuration("1h30m") == 5400)
         #expect(try parseDuration("1d") == 86400)
         for bad in ["", "30", "m", "1x", "-1h", "1.5h", "h1"] {
-            #expect(throws: ValidationError.self, "\(bad)") { try parseDuration(bad) }
+            let error = #expect(throws: ValidationError.self, "\(bad)") { try parseDuration(bad) }
+            #expect(error?.message == "'\(bad)' is not a duration: use a number and a unit, like 30m, 2h, 1h30m or 0s")
         }
         let gc = try #require(try SpotStoreCommand.parseAsRoot(["gc"]) as? SpotStoreCommand.GC)
         #expect(gc.grace == "1h" && !gc.dryRun && gc.storeOptions.store == "./storage")
         let dry = try #require(try SpotStoreCommand.parseAsRoot(["gc", "--dry-run", "--grace", "0s", "--store", "/s"]) as? SpotStoreCommand.GC)
         #expect(dry.dryRun && dry.grace == "0s" && dry.storeOptions.store == "/s")
-        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["gc", "--grace", "soon"]) }
+        #expect(ParserTests.refusal(["gc", "--grace", "soon"]) == "'soon' is not a duration: use a number and a unit, like 30m, 2h, 1h30m or 0s")
     }
 
     /// The limits of serve's uploads and decodes: defaults, and refusals of values that
@@ -179,9 +180,17 @@ extension BinaryTests {
         #expect(serve.decodeMemory == 256 && serve.decodeTimeLimit == "10s" && serve.minUploadRate == 1024 && serve.maxOpenUploads == 100)
         let tuned = try #require(try SpotStoreCommand.parseAsRoot(["serve", "--decode-memory", "1024", "--decode-time-limit", "1m"]) as? SpotStoreCommand.Serve)
         #expect(tuned.decodeMemory == 1024 && tuned.decodeTimeLimit == "1m")
-        for bad in [["--decode-memory", "8"], ["--decode-memory", "100000"], ["--decode-time-limit", "0s"], ["--decode-time-limit", "soon"],
-                    ["--max-open-uploads", "0"], ["--max-uploads-per-client", "0"], ["--min-upload-rate-window", "0s"]] {
-            #expect(throws: (any Error).self, "\(bad)") { try SpotStoreCommand.parseAsRoot(["serve"] + bad) }
+        let refusals = [
+            (["--decode-memory", "8"], "--decode-memory must be from 16 to 65536 MiB"),
+            (["--decode-memory", "100000"], "--decode-memory must be from 16 to 65536 MiB"),
+            (["--decode-time-limit", "0s"], "--decode-time-limit must be more than 0"),
+            (["--decode-time-limit", "soon"], "'soon' is not a duration: use a number and a unit, like 30m, 2h, 1h30m or 0s"),
+            (["--max-open-uploads", "0"], "--max-open-uploads must be at least 1"),
+            (["--max-uploads-per-client", "0"], "--max-uploads-per-client must be at least 1"),
+            (["--min-upload-rate-window", "0s"], "--min-upload-rate-window must be more than 0"),
+        ]
+        for (bad, message) in refusals {
+            #expect(ParserTests.refusal(["serve"] + bad) == message, "\(bad)")
         }
     }
 

@@ -3,6 +3,18 @@ import Testing
 @testable import SpotStoreCLI
 
 @Suite struct ParserTests {
+    /// What the binary says for `arguments` (ArgumentParser's message, as it prints it), which
+    /// must not parse; empty, and a recorded issue, when they do.
+    static func refusal(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) -> String {
+        do {
+            _ = try SpotStoreCommand.parseAsRoot(arguments)
+            Issue.record("\(arguments) parsed", sourceLocation: sourceLocation)
+            return ""
+        } catch {
+            return SpotStoreCommand.message(for: error)
+        }
+    }
+
     @Test func serveDefaults() throws {
         let command = try #require(try SpotStoreCommand.parseAsRoot(["serve"]) as? SpotStoreCommand.Serve)
         #expect(command.storeOptions.store == "./storage")
@@ -14,9 +26,9 @@ import Testing
         let command = try #require(try SpotStoreCommand.parseAsRoot(["upload", "a.jpg", "b.jpg", "--to", "spots/eiffel", "--token", "t"]) as? SpotStoreCommand.Upload)
         #expect(command.files == ["a.jpg", "b.jpg"])
         #expect(command.to == "spots/eiffel")
-        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["upload", "--to", "spots/eiffel"]) }
-        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["upload", "a.jpg", "--to", "spots"]) }
-        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["upload", "a.jpg"]) }
+        #expect(Self.refusal(["upload", "--to", "spots/eiffel"]) == "Missing expected argument '<file> ...'")
+        #expect(Self.refusal(["upload", "a.jpg", "--to", "spots"]) == "expected BUCKET/PATH, like spots/eiffel/1.jpg; got 'spots'")
+        #expect(Self.refusal(["upload", "a.jpg"]) == "Missing expected argument '--to <bucket/spot>'")
     }
 
     @Test func getTakesAnOutputAndAThumbnailSize() throws {
@@ -26,8 +38,8 @@ import Testing
     }
 
     @Test func spotsNeedsExactlyOneCriterion() throws {
-        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["spots", "--token", "t"]) }
-        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["spots", "--city", "Paris", "--near", "1,2"]) }
+        #expect(Self.refusal(["spots", "--token", "t"]) == "give exactly one of --city NAME or --near LAT,LON")
+        #expect(Self.refusal(["spots", "--city", "Paris", "--near", "1,2"]) == "give exactly one of --city NAME or --near LAT,LON")
         let near = try #require(try SpotStoreCommand.parseAsRoot(["spots", "--near", "48.8,2.3", "--radius", "3"]) as? SpotStoreCommand.Spots)
         #expect(near.radius == 3)
     }
@@ -38,18 +50,19 @@ import Testing
         #expect(SpotStoreCommand.SignedURL.seconds(in: "1h") == 3600)
         #expect(SpotStoreCommand.SignedURL.seconds(in: "2d") == 172_800)
         #expect(SpotStoreCommand.SignedURL.seconds(in: "soon") == nil)
-        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["url", "spots/a/b.jpg", "--expires", "8d"]) }
+        #expect(Self.refusal(["url", "spots/a/b.jpg", "--expires", "8d"]) == "--expires must be a duration from 1s to 7d, like 90s, 30m, 1h or 2d")
     }
 
     @Test func badPortsAreRefused() {
-        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["serve", "--port", "70000"]) }
-        #expect(throws: (any Error).self) { try SpotStoreCommand.parseAsRoot(["serve", "--log-level", "loud"]) }
+        #expect(Self.refusal(["serve", "--port", "70000"]) == "--port must be from 0 to 65535")
+        #expect(Self.refusal(["serve", "--log-level", "loud"]) == "--log-level must be one of trace, debug, info, notice, warning, error, critical")
     }
 
     @Test func bucketPathsSplitAtTheFirstSlash() throws {
         #expect(try splitBucketPath("spots/a/b.jpg", pathRequired: true) == ("spots", "a/b.jpg"))
         #expect(try splitBucketPath("spots", pathRequired: false) == ("spots", ""))
-        #expect(throws: (any Error).self) { try splitBucketPath("/a.jpg", pathRequired: true) }
+        let error = #expect(throws: ValidationError.self) { try splitBucketPath("/a.jpg", pathRequired: true) }
+        #expect(error?.message == "expected BUCKET/PATH, like spots/eiffel/1.jpg; got '/a.jpg'")
     }
 
     @Test func everyCommandHasHelp() {

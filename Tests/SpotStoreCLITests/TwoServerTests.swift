@@ -67,19 +67,24 @@ extension BinaryTests {
                 #expect(metrics.contains(#"spotstore_catalog_transactions_total{kind="write",outcome="ok"}"#), "\(metrics)")
             }
 
-            // A revoke through the CLI is refused by both servers within the catalog's staleness
-            // bound: at once on SQLite, within 1 s on PostgreSQL (LISTEN/NOTIFY).
+            // A revoke through the CLI reaches both servers. On SQLite at once: the first request
+            // after the CLI exits is refused (the WAL index is shared memory, no timing involved).
+            // On PostgreSQL it arrives by LISTEN/NOTIFY (a staleness bound of 1 s); a busy machine
+            // can take longer than that to run the servers, so the test waits for the refusal
+            // with a generous deadline instead of timing it.
             #expect(try await put("GET", "\(firstURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 200)
             #expect(try await put("GET", "\(secondURL)/v0/b/spots/o?prefix=full%2F", bob, nil).0 == 200)
             #expect(try BinaryTests.run(["users", "revoke", "bob", "--store", store], environment: environment).status == 0)
             let revoked = ContinuousClock.now
-            let bound: Duration = environment["SPOTSTORE_CATALOG"] == nil ? .zero : .seconds(1)
+            let deadline: Duration = environment["SPOTSTORE_CATALOG"] == nil ? .zero : .seconds(60)
             for url in [firstURL, secondURL] {
-                var status = try await put("GET", "\(url)/v0/b/spots/o?prefix=full%2F", bob, nil).0
-                while status == 200 && ContinuousClock.now - revoked < bound {
-                    status = try await put("GET", "\(url)/v0/b/spots/o?prefix=full%2F", bob, nil).0
+                var statuses: [Int] = []
+                let refused = try await waitUntil(within: deadline) {
+                    statuses.append(try await put("GET", "\(url)/v0/b/spots/o?prefix=full%2F", bob, nil).0)
+                    return statuses.last != 200
                 }
-                #expect(status == 401, "\(url) still served bob \(ContinuousClock.now - revoked) after the revoke")
+                #expect(refused && statuses.last == 401,
+                        "\(url) answered bob \(Set(statuses).sorted()) for \(ContinuousClock.now - revoked) after the revoke (deadline \(deadline))")
             }
 
             // Restarting one server leaves the other's temp directory alone; fsck is clean.
