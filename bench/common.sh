@@ -8,7 +8,7 @@
 # bench/results; bench/results/smoke in smoke mode).
 smoke() { [[ -n ${SMOKE:-} ]]; }
 if smoke; then export CORPUS_SIZE=${CORPUS_SIZE:-1280x960} PLAIN_CORPUS=${PLAIN_CORPUS:-$ROOT/bench/corpus-smoke}; fi
-RESULTS=${RESULTS:-$ROOT/bench/results$(smoke && echo /smoke)}
+RESULTS=${RESULTS:-$ROOT/bench/results$(if smoke; then echo /smoke; fi)}
 # A debug build on a busy machine can take more than serve's --decode-time-limit (10 s) to
 # make a photo's thumbnails; smoke runs time nothing, so their servers get longer.
 SMOKE_SERVE_ARGS=()
