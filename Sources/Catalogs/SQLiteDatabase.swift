@@ -103,6 +103,10 @@ public struct SQLiteDatabase: CatalogDatabase {
         try dbWriter.read(body)
     }
 
+    public func query(_ sql: CatalogSQL) async throws -> [SQLRow] {
+        try await read { transaction in try await transaction.rows(sql) }
+    }
+
     /// Reads the schema's first page.
     public func checkHealth() async throws {
         _ = try await read { transaction in try await transaction.rows("SELECT count(*) FROM sqlite_master") }

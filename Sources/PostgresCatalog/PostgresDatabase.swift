@@ -172,6 +172,16 @@ public final class PostgresDatabase: CatalogDatabase {
         }
     }
 
+    public func query(_ sql: CatalogSQL) async throws -> [SQLRow] {
+        do {
+            return try await withConnection("statement") { connection in
+                try await PostgresTransaction(connection: connection, logger: self.logger).rows(sql)
+            }
+        } catch {
+            throw Self.translated(error, url: url)
+        }
+    }
+
     /// `SELECT 1` on a connection of the pool.
     public func checkHealth() async throws {
         do {

@@ -20,6 +20,10 @@ public protocol CatalogDatabase: Sendable {
     /// that lost a deadlock or serialization race is run again.
     func write<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T
 
+    /// Runs the one statement `sql` on its own (a snapshot of its own, no transaction around
+    /// it: one round trip) and returns its rows.
+    func query(_ sql: CatalogSQL) async throws -> [SQLRow]
+
     /// Runs `body` in one read-only snapshot.
     func read<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T
 

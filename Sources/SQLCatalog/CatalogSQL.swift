@@ -38,6 +38,11 @@ public struct CatalogSQL: Sendable, ExpressibleByStringInterpolation {
     /// The column ordering a table's rows as inserted (see `Piece.insertionOrder`).
     public static let insertionOrder = CatalogSQL(pieces: [.insertionOrder])
 
+    /// `parts` one after the other, `separator` between them.
+    public static func joined(_ parts: [CatalogSQL], separator: String) -> CatalogSQL {
+        CatalogSQL(pieces: parts.enumerated().flatMap { index, part in (index == 0 ? [] : [.text(separator)]) + part.pieces })
+    }
+
     /// `self` followed by `other`.
     public static func + (lhs: CatalogSQL, rhs: CatalogSQL) -> CatalogSQL {
         CatalogSQL(pieces: lhs.pieces + rhs.pieces)

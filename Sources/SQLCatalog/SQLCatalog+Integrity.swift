@@ -64,9 +64,7 @@ extension SQLCatalog {
 
     /// Why blob `digest` is marked damaged, or `nil`.
     public func damage(of digest: Digest) async throws -> String? {
-        try await read { transaction in
-            try await transaction.value("SELECT reason FROM damaged_blobs WHERE digest = \(digest.hex)", as: String.self)
-        }
+        try await database.query("SELECT reason FROM damaged_blobs WHERE digest = \(digest.hex)").first.map { try $0(0) }
     }
 
     /// Removes the damage mark of `digest`; `false` when it had none.

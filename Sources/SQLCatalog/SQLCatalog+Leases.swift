@@ -15,9 +15,8 @@ extension SQLCatalog {
             guard let id = try await transaction.value(
                 "INSERT INTO leases (expires_at) VALUES (\(now.addingTimeInterval(duration))) RETURNING id", as: Int64.self)
             else { throw SpotError(.internal, "the catalog recorded a lease without an id") }
-            for hex in hexes {
-                try await transaction.run("INSERT INTO leased_blobs (lease_id, digest) VALUES (\(id), \(hex))")
-            }
+            let rows = hexes.map { hex -> CatalogSQL in "(\(id), \(hex))" }
+            if !rows.isEmpty { try await transaction.run("INSERT INTO leased_blobs (lease_id, digest) VALUES " + CatalogSQL.joined(rows, separator: ", ")) }
             return LeaseID(id)
         }
     }

@@ -6,7 +6,7 @@ extension SQLCatalog {
     /// object was ever committed in it. A spot whose objects were all removed is still
     /// there, with a count of 0, and keeps its owner.
     public func spot(bucket: String, id: String) async throws -> SpotState? {
-        try await read { transaction in try await Self.spotState(bucket: bucket, id: id, transaction) }
+        try Self.spotState(try await database.query(Self.spotStateQuery(bucket: bucket, id: id)).first, bucket: bucket, id: id)
     }
 
     /// The object at `path`, with the photo metadata and thumbnails of its blob, or `nil`.
@@ -20,7 +20,9 @@ extension SQLCatalog {
         try await memo.objectForReading(at: path) {
             try await read { transaction in
                 var spot: SpotState?
-                if let id = path.topFolder { spot = try await Self.spotState(bucket: path.bucket, id: id, transaction) }
+                if let id = path.topFolder {
+                    spot = try Self.spotState(try await transaction.row(Self.spotStateQuery(bucket: path.bucket, id: id)), bucket: path.bucket, id: id)
+                }
                 guard let row = try await transaction.row("""
                     SELECT \(unescaped: objectColumns), (SELECT reason FROM damaged_blobs WHERE damaged_blobs.digest = objects.digest)
                     FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name)
@@ -37,13 +39,17 @@ extension SQLCatalog {
         }
     }
 
-    /// The spot's owner, privacy and object count, or `nil` when it has no row.
-    static func spotState(bucket: String, id: String, _ transaction: any CatalogTransaction) async throws -> SpotState? {
-        guard let row = try await transaction.row("""
-            SELECT owner, hides_location, (SELECT COUNT(*) FROM objects WHERE bucket = \(bucket) AND spot_id = \(id))
-            FROM spots WHERE bucket = \(bucket) AND id = \(id)
-            """)
-        else { return nil }
+    /// The statement reading a spot's owner, privacy and object count (no row without a spot row).
+    static func spotStateQuery(bucket: String, id: String) -> CatalogSQL {
+        """
+        SELECT owner, hides_location, (SELECT COUNT(*) FROM objects WHERE bucket = \(bucket) AND spot_id = \(id))
+        FROM spots WHERE bucket = \(bucket) AND id = \(id)
+        """
+    }
+
+    /// The spot state in the row `spotStateQuery` gave, or `nil` without one.
+    static func spotState(_ row: SQLRow?, bucket: String, id: String) throws -> SpotState? {
+        guard let row else { return nil }
         return SpotState(bucket: bucket, id: id, owner: try row(0), objectCount: try row(2), hidesLocation: try row(1))
     }
 
@@ -51,19 +57,17 @@ extension SQLCatalog {
     /// in name order; digests without such an object are absent. One query per 500 digests.
     public func names(ofDigests digests: [Digest], ownedBy owner: String, in bucket: String) async throws -> [Digest: [String]] {
         let distinct = Array(Set(digests.map(\.hex)))
-        return try await read { transaction in
-            var names: [Digest: [String]] = [:]
-            for start in stride(from: 0, to: distinct.count, by: 500) {
-                let batch = Array(distinct[start..<min(start + 500, distinct.count)])
-                for row in try await transaction.rows("""
-                    SELECT digest, name FROM objects WHERE bucket = \(bucket) AND owner = \(owner) AND digest \(oneOf: batch) ORDER BY name
-                    """) {
-                    guard let digest = Digest(hex: try row(0)) else { continue }
-                    names[digest, default: []].append(try row(1))
-                }
+        var names: [Digest: [String]] = [:]
+        for start in stride(from: 0, to: distinct.count, by: 500) {
+            let batch = Array(distinct[start..<min(start + 500, distinct.count)])
+            for row in try await database.query("""
+                SELECT digest, name FROM objects WHERE bucket = \(bucket) AND owner = \(owner) AND digest \(oneOf: batch) ORDER BY name
+                """) {
+                guard let digest = Digest(hex: try row(0)) else { continue }
+                names[digest, default: []].append(try row(1))
             }
-            return names
         }
+        return names
     }
 
     /// Photo metadata and thumbnails (by size) already known for a blob, or `nil` when the
@@ -228,19 +232,15 @@ extension SQLCatalog {
         return (occupancy, try counts(2))
     }
 
-    /// Upserts `photo`; `true` when it was new or changed.
+    /// Upserts `photo` in one statement; `true` when it was new or changed.
     private static func upsert(_ photo: PhotoRecord, _ transaction: any CatalogTransaction) async throws -> Bool {
-        let stored = try await transaction.row("SELECT \(unescaped: photoColumns) FROM photos WHERE digest = \(photo.digest)")
-        guard try stored.map(PhotoRecord.init) != photo else { return false }
-        try await transaction.run("""
+        let fields = photoColumns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0 != "digest" }
+        return try await !transaction.rows("""
             INSERT INTO photos (\(unescaped: photoColumns)) VALUES (\(photo.values))
-            ON CONFLICT (digest) DO UPDATE SET width = excluded.width, height = excluded.height, orientation = excluded.orientation,
-                taken_at = excluded.taken_at, camera_make = excluded.camera_make, camera_model = excluded.camera_model,
-                latitude = excluded.latitude, longitude = excluded.longitude, altitude = excluded.altitude,
-                has_place = excluded.has_place, city = excluded.city, region = excluded.region, country = excluded.country,
-                country_code = excluded.country_code, place_distance_km = excluded.place_distance_km
-            """)
-        return true
+            ON CONFLICT (digest) DO UPDATE SET \(unescaped: fields.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+            WHERE \(unescaped: fields.map { "photos.\($0) IS DISTINCT FROM excluded.\($0)" }.joined(separator: " OR "))
+            RETURNING digest
+            """).isEmpty
     }
 
     /// The object at `path` as stored, or `nil`.

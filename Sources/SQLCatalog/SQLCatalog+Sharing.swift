@@ -82,9 +82,8 @@ extension SQLCatalog {
 
     /// The blob holding the same image as `digest` with its GPS removed, if made before.
     public func locationFreeDigest(of digest: Digest) async throws -> Digest? {
-        try await read { transaction in
-            try await transaction.value("SELECT free_digest FROM location_free_blobs WHERE digest = \(digest.hex)", as: String.self)
-        }.flatMap(Digest.init(hex:))
+        try await database.query("SELECT free_digest FROM location_free_blobs WHERE digest = \(digest.hex)").first
+            .flatMap { Digest(hex: try $0(0)) }
     }
 
     /// Records that blob `free` is `digest` without GPS (replacing an earlier record) and releases `lease`.

@@ -85,14 +85,12 @@ extension SQLCatalog {
     }
 
     public func finishedUpload(_ id: String) async throws -> FinishedUpload? {
-        try await read { transaction in
-            try await transaction.row("SELECT id, owner, bucket, name, generation, size, finished_at FROM finished_uploads WHERE id = \(id)")
-                .map { row in
-                    try FinishedUploadRecord(
-                        id: row(0), owner: row(1), bucket: row(2), name: row(3), generation: row(4), size: row(5), finishedAt: row(6)
-                    ).finishedUpload()
-                }
-        }
+        try await database.query("SELECT id, owner, bucket, name, generation, size, finished_at FROM finished_uploads WHERE id = \(id)")
+            .first.map { row in
+                try FinishedUploadRecord(
+                    id: row(0), owner: row(1), bucket: row(2), name: row(3), generation: row(4), size: row(5), finishedAt: row(6)
+                ).finishedUpload()
+            }
     }
 
     /// Removes the finished uploads with `finished_at` before `cutoff` in one statement.
