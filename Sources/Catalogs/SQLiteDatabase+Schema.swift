@@ -414,8 +414,7 @@ extension SQLiteDatabase {
         ]
         for (table, newName, columns) in renamed {
             for column in columns {
-                let snakeCase = column.replacing(/[A-Z]/) { "_" + $0.output.lowercased() }
-                try db.execute(sql: "ALTER TABLE \"\(table)\" RENAME COLUMN \"\(column)\" TO \"\(snakeCase)\"")
+                try db.execute(sql: "ALTER TABLE \"\(table)\" RENAME COLUMN \"\(column)\" TO \"\(column.snakeCased)\"")
             }
             if let newName { try db.execute(sql: "ALTER TABLE \"\(table)\" RENAME TO \"\(newName)\"") }
         }

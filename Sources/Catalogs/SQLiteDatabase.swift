@@ -50,7 +50,7 @@ public struct SQLiteDatabase: CatalogDatabase {
         } catch {
             // Another process may have applied the same migration between GRDB's check of
             // the applied migrations and its migration transaction: then all is well.
-            guard try dbWriter.read(Self.migrator.hasCompletedMigrations) else { throw Self.translated(error) }
+            guard try dbWriter.read(Self.migrator.hasCompletedMigrations) else { throw error }
         }
     }
 
@@ -109,7 +109,7 @@ public struct SQLiteDatabase: CatalogDatabase {
 
     /// Reads the schema's first page.
     public func checkHealth() async throws {
-        _ = try await read { transaction in try await transaction.rows("SELECT count(*) FROM sqlite_master") }
+        _ = try await query("SELECT count(*) FROM sqlite_master")
     }
 
     /// The connection settings every catalog connection uses.

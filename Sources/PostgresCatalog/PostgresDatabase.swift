@@ -184,11 +184,7 @@ public final class PostgresDatabase: CatalogDatabase {
 
     /// `SELECT 1` on a connection of the pool.
     public func checkHealth() async throws {
-        do {
-            _ = try await withConnection("statement") { connection in try await connection.query("SELECT 1", logger: self.logger).collect() }
-        } catch {
-            throw Self.translated(error, url: url)
-        }
+        _ = try await query("SELECT 1")
     }
 
     /// Lends `body` a connection of the pool, waiting at most `connectionWait` for one

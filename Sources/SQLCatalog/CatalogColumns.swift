@@ -19,6 +19,14 @@ let spotColumns = "bucket, id, owner, created_at, name, description, city_overri
 /// The columns of `photos` that `PhotoRecord(_:)` decodes.
 let photoColumns = "digest, width, height, orientation, taken_at, camera_make, camera_model, \(geotagColumns)"
 
+/// A photo upsert's `SET` list (every column but the digest from `excluded`) and the
+/// condition that some column changed, worked out once from `photoColumns`.
+let photoUpsert: (set: String, changed: String) = {
+    let fields = photoColumns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0 != "digest" }
+    return (fields.map { "\($0) = excluded.\($0)" }.joined(separator: ", "),
+            fields.map { "photos.\($0) IS DISTINCT FROM excluded.\($0)" }.joined(separator: " OR "))
+}()
+
 /// The columns of `thumbnails` that `Thumbnail(_:)` decodes (after the original's digest).
 let thumbnailColumns = "size, thumb_digest, width, height, byte_count, content_type"
 

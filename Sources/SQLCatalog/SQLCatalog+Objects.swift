@@ -234,11 +234,9 @@ extension SQLCatalog {
 
     /// Upserts `photo` in one statement; `true` when it was new or changed.
     private static func upsert(_ photo: PhotoRecord, _ transaction: any CatalogTransaction) async throws -> Bool {
-        let fields = photoColumns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0 != "digest" }
-        return try await !transaction.rows("""
+        try await !transaction.rows("""
             INSERT INTO photos (\(unescaped: photoColumns)) VALUES (\(photo.values))
-            ON CONFLICT (digest) DO UPDATE SET \(unescaped: fields.map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
-            WHERE \(unescaped: fields.map { "photos.\($0) IS DISTINCT FROM excluded.\($0)" }.joined(separator: " OR "))
+            ON CONFLICT (digest) DO UPDATE SET \(unescaped: photoUpsert.set) WHERE \(unescaped: photoUpsert.changed)
             RETURNING digest
             """).isEmpty
     }
