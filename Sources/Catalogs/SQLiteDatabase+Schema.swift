@@ -208,13 +208,14 @@ extension SQLiteDatabase {
         }
         var record = SpotRecord(bucket: spot.bucket, id: spot.id, owner: "", createdAt: Date())
         record.setLocation(SpotLocation(photos: located))
+        let (location, place) = (record.location, record.place)
         try db.execute(sql: """
             UPDATE spots SET latitude = ?, longitude = ?, altitude = ?, hasPlace = ?, city = ?, region = ?, country = ?,
                 countryCode = ?, placeDistanceKm = ?, cityKey = ?, scattered = ?
             WHERE bucket = ? AND id = ?
             """, arguments: [
-                record.latitude, record.longitude, record.altitude, record.hasPlace, record.city, record.region, record.country,
-                record.countryCode, record.placeDistanceKm, record.cityKey, record.scattered, spot.bucket, spot.id,
+                location?.latitude, location?.longitude, location?.altitude, place != nil, place?.city, place?.region, place?.country,
+                place?.countryCode, place?.distanceKm, record.cityKey, record.scattered, spot.bucket, spot.id,
             ])
     }
 

@@ -56,20 +56,6 @@ package struct ListingPlan: Sendable {
         }
     }
 
-    /// Walks the names from `start` and collects one page of entries.
-    ///
-    /// - Parameter fetch: up to `limit` object names of `bucket` from the given start and
-    ///   below `end`, in byte order.
-    /// - Returns: the page's folder prefixes and item names, each in byte order, and the
-    ///   token of the next page (`nil` when nothing follows).
-    package func page(
-        fetch: (_ from: Start, _ limit: Int) throws -> [String]
-    ) rethrows -> (prefixes: [String], itemNames: [String], nextPageToken: String?) {
-        var walk = ListingWalk(self)
-        while let next = walk.nextFetch { walk.receive(try fetch(next.from, next.limit)) }
-        return walk.page
-    }
-
     /// The folder prefix `name` folds into, or `nil` when it is listed as an item.
     /// `name` starts with `prefix`.
     package func folder(of name: String) -> String? {
@@ -138,8 +124,7 @@ package struct ListingPlan: Sendable {
 }
 
 /// The walk through the names that collects one page of a `ListingPlan`, one batch of
-/// names at a time, for a backend whose reads are `async` (`ListingPlan.page(fetch:)` is
-/// this walk with a synchronous fetch):
+/// names at a time:
 ///
 ///     var walk = ListingWalk(plan)
 ///     while let next = walk.nextFetch { walk.receive(try await names(next.from, next.limit)) }

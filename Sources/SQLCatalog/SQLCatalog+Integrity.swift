@@ -2,44 +2,42 @@ import Foundation
 import SpotCore
 
 extension SQLCatalog {
-    /// Every blob the catalog refers to, with the leases and damage marks, from one snapshot.
+    /// From one snapshot.
     public func blobReferences() async throws -> BlobReferences {
         try await read { transaction in
             var references = BlobReferences()
             for row in try await transaction.rows("SELECT bucket, name, digest, size FROM objects ORDER BY bucket, name") {
                 let path = "\(try row(0) as String)/\(try row(1) as String)"
-                references.objects.append(.init(path: path, digest: try Self.digest(row(2), of: "object \(path)"), size: try row(3)))
+                references.objects.append(.init(path: path, digest: try storedDigest(row(2)), size: try row(3)))
             }
             for row in try await transaction.rows("SELECT digest, size, thumb_digest, byte_count FROM thumbnails ORDER BY digest, size, content_type") {
-                let original = try Self.digest(row(0), of: "a thumbnail")
                 references.thumbnails.append(.init(
-                    original: original, edge: try row(1), digest: try Self.digest(row(2), of: "thumbnail of \(original)"), byteCount: try row(3)))
+                    original: try storedDigest(row(0)), edge: try row(1), digest: try storedDigest(row(2)), byteCount: try row(3)))
             }
             for row in try await transaction.rows("SELECT digest, free_digest FROM location_free_blobs ORDER BY digest") {
-                let original = try Self.digest(row(0), of: "a GPS-free copy")
-                references.locationFree.append(.init(original: original, digest: try Self.digest(row(1), of: "GPS-free copy of \(original)")))
+                references.locationFree.append(.init(original: try storedDigest(row(0)), digest: try storedDigest(row(1))))
             }
             for row in try await transaction.rows("""
                 SELECT digest, MAX(expires_at) FROM leased_blobs JOIN leases ON leases.id = leased_blobs.lease_id GROUP BY digest
                 """) {
-                references.leases[try Self.digest(row(0), of: "a lease")] = try row(1) as Date
+                references.leases[try storedDigest(row(0))] = try row(1) as Date
             }
             for row in try await transaction.rows("SELECT DISTINCT digest FROM upload_chunks WHERE digest IS NOT NULL") {
-                references.uploadChunks.insert(try Self.digest(row(0), of: "an upload chunk"))
+                references.uploadChunks.insert(try storedDigest(row(0)))
             }
             for row in try await transaction.rows("SELECT digest, reason FROM damaged_blobs") {
-                references.damaged[try Self.digest(row(0), of: "a damaged blob")] = try row(1) as String
+                references.damaged[try storedDigest(row(0))] = try row(1) as String
             }
             return references
         }
     }
 
-    /// Problems in the catalog's own references (see `Catalog.referenceIssues`), from one snapshot.
+    /// From one snapshot.
     public func referenceIssues() async throws -> [CatalogIssue] {
         try await read { transaction in try await Self.issues(transaction).map(\.issue) }
     }
 
-    /// Fixes the repairable reference issues in one transaction and returns how many were fixed.
+    /// In one transaction.
     public func repairIssues() async throws -> Int {
         try await write { transaction in
             var fixed = 0
@@ -51,7 +49,6 @@ extension SQLCatalog {
         }
     }
 
-    /// Marks blob `digest` damaged with why; marking again replaces the reason.
     public func markDamaged(_ digest: Digest, reason: String) async throws {
         let now = clock()
         try await write { transaction in
@@ -62,12 +59,10 @@ extension SQLCatalog {
         }
     }
 
-    /// Why blob `digest` is marked damaged, or `nil`.
     public func damage(of digest: Digest) async throws -> String? {
         try await database.query("SELECT reason FROM damaged_blobs WHERE digest = \(digest.hex)").first.map { try $0(0) }
     }
 
-    /// Removes the damage mark of `digest`; `false` when it had none.
     @discardableResult
     public func clearDamage(of digest: Digest) async throws -> Bool {
         try await write { transaction in
@@ -75,7 +70,7 @@ extension SQLCatalog {
         }
     }
 
-    /// Objects, logical and unique bytes, thumbnails, and per-bucket counts, from one snapshot.
+    /// From one snapshot.
     public func statistics() async throws -> CatalogStatistics {
         try await read { transaction in
             // One size per digest: every object of a digest holds the same bytes.
@@ -112,14 +107,6 @@ extension SQLCatalog {
         }
     }
 
-    /// The digest stored as `hex`, or an error naming the row.
-    private static func digest(_ hex: String, of what: String) throws -> Digest {
-        guard let digest = Digest(hex: hex) else {
-            throw SpotError(.internal, "the catalog holds an invalid digest '\(hex)' for \(what); restore the database from a backup")
-        }
-        return digest
-    }
-
     /// A repair of one reference issue, run in the repairing transaction.
     private typealias Repair = @Sendable (any CatalogTransaction) async throws -> Void
 
@@ -133,7 +120,10 @@ extension SQLCatalog {
             ORDER BY o.bucket, o.spot_id
             """) {
             let spot = SpotKey(bucket: try row(0), id: try row(1))
-            issues.append((.spotWithoutRow(bucket: spot.bucket, id: spot.id), { transaction in
+            let issue = CatalogIssue(
+                problem: "spot \(spot.bucket)/\(spot.id) has objects but no spot row (its owner is unknown)",
+                remedy: "run `spotstore fsck --repair` to recreate it, owned by the owner of its oldest object", repairable: true)
+            issues.append((issue, { transaction in
                 try await transaction.run("""
                     INSERT INTO spots (bucket, id, owner, created_at)
                     SELECT bucket, spot_id, owner, created_at FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)
@@ -149,13 +139,20 @@ extension SQLCatalog {
             var derived = spot
             derived.setLocation(try await derivedLocation(of: key, transaction))
             guard derived != spot else { continue }
-            issues.append((.staleLocation(of: spot, derived: derived), { transaction in try await refreshLocation(of: key, transaction) }))
+            let what = derived.location == nil ? "a location none of its objects' photos has" : "a location that is not its first geotagged photo's"
+            let issue = CatalogIssue(
+                problem: "spot \(spot.bucket)/\(spot.id) records \(what) (derived state out of date)",
+                remedy: "run `spotstore fsck --repair` to derive it again from its objects", repairable: true)
+            issues.append((issue, { transaction in try await refreshLocation(of: key, transaction) }))
         }
         // Download tokens of no object (foreign keys normally prevent these).
         let orphanTokens = try await transaction.value(
             "SELECT COUNT(*) FROM download_tokens WHERE object_id NOT IN (SELECT id FROM objects)", as: Int.self) ?? 0
         if orphanTokens > 0 {
-            issues.append((.orphanDownloadTokens(orphanTokens), { transaction in
+            let issue = CatalogIssue(
+                problem: "\(orphanTokens) download token\(orphanTokens == 1 ? "" : "s") of objects that no longer exist",
+                remedy: "run `spotstore fsck --repair` to delete them", repairable: true)
+            issues.append((issue, { transaction in
                 try await transaction.run("DELETE FROM download_tokens WHERE object_id NOT IN (SELECT id FROM objects)")
             }))
         }

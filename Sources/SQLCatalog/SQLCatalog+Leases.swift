@@ -2,8 +2,7 @@ import Foundation
 import SpotCore
 
 extension SQLCatalog {
-    /// Records a lease on `digests` (see `Catalog.lease`), or `nil` while gc claims one of
-    /// them. Lease and claim of a digest take its lock, so they never overlap.
+    /// Lease and claim of a digest take its lock, so they never overlap.
     public func lease(_ digests: [Digest], at now: Date, for duration: TimeInterval) async throws -> LeaseID? {
         let hexes = Array(Set(digests.map(\.hex))).sorted()
         return try await write { transaction in
@@ -21,14 +20,11 @@ extension SQLCatalog {
         }
     }
 
-    /// Gives a lease up; an unknown or released lease is not an error.
     public func releaseLease(_ id: LeaseID) async throws {
         try await write { transaction in try await transaction.run("DELETE FROM leases WHERE id = \(id.rawValue)") }
     }
 
-    /// Drops leases that expired before `cutoff`, then claims `digest` for removal if nothing
-    /// (object, thumbnail, GPS-free copy, upload chunk) names it and no lease holds it, in
-    /// one transaction holding the digest's lock.
+    /// Holds the digest's lock.
     public func claimForRemoval(_ digest: Digest, cutoff: Date, now: Date) async throws -> Bool {
         let hex = digest.hex
         return try await write { transaction in
@@ -48,13 +44,10 @@ extension SQLCatalog {
         }
     }
 
-    /// Ends the removal claim on `digest`.
     public func endRemoval(_ digest: Digest) async throws {
         try await write { transaction in try await transaction.run("DELETE FROM blob_removals WHERE digest = \(digest.hex)") }
     }
 
-    /// The key every instance signs URLs with: the stored one, or `candidate` stored now
-    /// (the first process to store one wins).
     public func signingKey(orStore candidate: [UInt8]) async throws -> [UInt8] {
         try await write { transaction in
             try await transaction.run("INSERT INTO settings (name, value) VALUES ('signingKey', \(candidate)) ON CONFLICT (name) DO NOTHING")

@@ -2,20 +2,17 @@ import Foundation
 import SpotCore
 
 extension SQLCatalog {
-    /// The spot `id` in `bucket` with its owner and current object count, or `nil` when no
-    /// object was ever committed in it. A spot whose objects were all removed is still
-    /// there, with a count of 0, and keeps its owner.
+    /// One statement, no transaction: a spot's count is one index range.
     public func spot(bucket: String, id: String) async throws -> SpotState? {
         try Self.spotState(try await database.query(Self.spotStateQuery(bucket: bucket, id: id)).first, bucket: bucket, id: id)
     }
 
-    /// The object at `path`, with the photo metadata and thumbnails of its blob, or `nil`.
     public func object(at path: ObjectPath) async throws -> StoredObject? {
         try await read { transaction in try await Self.fetchObject(at: path, transaction) }
     }
 
-    /// The object, its spot and the damage marks of its blobs in one snapshot, kept while
-    /// the change feed's stamp stays the same; the object's own mark comes with its row.
+    /// Kept while the change feed's stamp stays the same; the object's own damage mark
+    /// comes with its row.
     public func objectForReading(at path: ObjectPath) async throws -> ObjectReading {
         try await memo.objectForReading(at: path) {
             try await read { transaction in
@@ -53,8 +50,7 @@ extension SQLCatalog {
         return SpotState(bucket: bucket, id: id, owner: try row(0), objectCount: try row(2), hidesLocation: try row(1))
     }
 
-    /// For each of `digests` that `owner` already stores in `bucket`, the names holding it,
-    /// in name order; digests without such an object are absent. One query per 500 digests.
+    /// One statement (no transaction) per 500 digests.
     public func names(ofDigests digests: [Digest], ownedBy owner: String, in bucket: String) async throws -> [Digest: [String]] {
         let distinct = Array(Set(digests.map(\.hex)))
         var names: [Digest: [String]] = [:]
@@ -70,30 +66,16 @@ extension SQLCatalog {
         return names
     }
 
-    /// Photo metadata and thumbnails (by size) already known for a blob, or `nil` when the
-    /// blob has no photo metadata (thumbnails alone are not reported).
     public func photoDetails(of digest: Digest) async throws -> (photo: PhotoMetadata, thumbnails: [Thumbnail])? {
         let details = try await read { transaction in try await Self.blobDetails(of: [digest], transaction)[digest] }
         guard let photo = details?.photo else { return nil }
         return (photo, details?.thumbnails ?? [])
     }
 
-    /// Writes `object` in one transaction, replacing an object at the same path, and returns it as stored.
-    ///
-    /// A replacement keeps the object's `createdAt` and id, sets `updatedAt`, takes the new
-    /// digest, size, content type, owner, MD5, settings and generation (metageneration 1),
-    /// and loses its download tokens; then `object.downloadTokenDigest` is recorded. The
-    /// upload session `object.uploadSession` completes is removed (`.notFound` when it is
-    /// gone) and recorded as finished (`finishedUpload(_:)`). When `object.path` has a
-    /// `topFolder`, the spot is that folder: its admission lock is held throughout, so
-    /// commits and session starts into one spot, from any connection or process, take
-    /// turns, and `admission` decides on the spot as it is then, counting the places its
-    /// other live upload sessions hold (`SpotOccupancy`); the spot's row is created owned by
-    /// `object.owner` if absent. In the same transaction: the lease is checked and
-    /// released, damage marks of the stored blobs are cleared, photo metadata and
-    /// thumbnails are upserted per blob digest (thumbnails of other sizes stay), and the
-    /// derived location of the object's spot is brought up to date, and so is that of
-    /// every spot showing the same bytes when their photo metadata changed.
+    /// Commits and session starts into one spot, from any connection or process, take
+    /// turns on the spot's admission lock. A replacement keeps the object's id and
+    /// `createdAt`; every spot showing the same bytes gets its location refreshed when
+    /// their photo metadata changed.
     public func commit(_ object: NewObject, admission: SpotAdmission) async throws -> StoredObject {
         let now = clock()
         return try await write { transaction in
@@ -103,9 +85,20 @@ extension SQLCatalog {
             if let session = object.uploadSession {
                 guard let owner = try await transaction.value("DELETE FROM upload_sessions WHERE id = \(session) RETURNING owner", as: String.self)
                 else { throw SpotError.uploadSessionGone }
-                try await Self.insert(FinishedUploadRecord(session: session, owner: owner, committed: object, at: now), transaction)
+                // The latest commit of an id wins.
+                try await transaction.run("""
+                    INSERT INTO finished_uploads (id, owner, bucket, name, generation, size, finished_at)
+                    VALUES (\(session), \(owner), \(bucket), \(name), \(object.generation), \(object.size), \(now))
+                    ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, bucket = excluded.bucket, name = excluded.name,
+                        generation = excluded.generation, size = excluded.size, finished_at = excluded.finished_at
+                    """)
             }
-            if let spot { try await Self.admit(object, to: spot, admission: admission, at: now, transaction) }
+            if let spot, try await !Self.admit(object.owner, name: name, into: spot, admission: admission, now: now, transaction) {
+                try await transaction.run("""
+                    INSERT INTO spots (bucket, id, owner, created_at) VALUES (\(bucket), \(spot.id), \(object.owner), \(now))
+                    ON CONFLICT (bucket, id) DO NOTHING
+                    """)
+            }
             if let lease = object.lease { try await Self.release(heldLease: lease, transaction) }
             let stored = [object.digest.hex] + object.thumbnails.map(\.digest.hex)
             try await transaction.run("DELETE FROM damaged_blobs WHERE digest \(oneOf: stored)")
@@ -127,8 +120,12 @@ extension SQLCatalog {
             }
             var staleSpots: Set<SpotKey> = []
             if let spot { staleSpots.insert(spot) }
-            if let photo = object.photo, try await Self.upsert(PhotoRecord(digest: object.digest, photo), transaction) {
-                // Every spot showing these bytes may have a new location.
+            if let photo = object.photo, try await !transaction.rows("""
+                INSERT INTO photos (\(unescaped: photoColumns)) VALUES (\(photoValues(photo, of: object.digest)))
+                ON CONFLICT (digest) DO UPDATE SET \(unescaped: photoUpsert.set) WHERE \(unescaped: photoUpsert.changed)
+                RETURNING digest
+                """).isEmpty {
+                // The photo is new or changed: every spot showing these bytes may have a new location.
                 for row in try await transaction.rows("""
                     SELECT DISTINCT bucket, spot_id FROM objects WHERE digest = \(object.digest.hex) AND spot_id IS NOT NULL
                     """) {
@@ -156,10 +153,7 @@ extension SQLCatalog {
         }
     }
 
-    /// Replaces the content type and settings of the object at `path`, adds one to its
-    /// metageneration and sets `updated_at`, in one transaction holding the object's row
-    /// (`CatalogSQL.forUpdate`), so a replacement meanwhile is seen; `nil` when absent.
-    /// - Throws: `.conflict` when the object's generation is no longer `generation`.
+    /// Holds the object's row (`CatalogSQL.forUpdate`), so a replacement meanwhile is seen.
     public func updateMetadata(
         of path: ObjectPath, generation: Int64, contentType: String, settings: ObjectSettings
     ) async throws -> StoredObject? {
@@ -168,7 +162,9 @@ extension SQLCatalog {
             guard let current = try await transaction.value(
                 "SELECT generation FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name)" + .forUpdate, as: Int64.self)
             else { return nil }
-            guard current == generation else { throw SpotError.replacedDuringMetadataUpdate(of: path) }
+            guard current == generation else {
+                throw SpotError(.conflict, "the object \(path) was replaced while its metadata was being changed; read it again and retry")
+            }
             try await transaction.run("""
                 UPDATE objects SET content_type = \(contentType), settings_json = \(settings.storedJSON),
                     metageneration = metageneration + 1, updated_at = \(now)
@@ -178,9 +174,7 @@ extension SQLCatalog {
         }
     }
 
-    /// Removes the object at `path` and returns it, or `nil` when absent. Its download
-    /// tokens go with it (cascade); its blob, photo metadata and thumbnails stay for
-    /// garbage collection; its spot stays, its derived location brought up to date.
+    /// Its download tokens go with it (cascade); photo metadata and thumbnails stay for gc.
     public func removeObject(at path: ObjectPath) async throws -> StoredObject? {
         try await write { transaction in
             guard let stored = try await Self.fetchObject(at: path, transaction) else { return nil }
@@ -192,53 +186,35 @@ extension SQLCatalog {
         }
     }
 
-    /// Lets `object` into `spot` (whose admission lock is held), creating its row if
-    /// absent, or throws why not. Its upload session, if any, was removed already, so it
-    /// does not count; nor do sessions of its own name (it takes that place itself) or
-    /// sessions expired by `now`.
-    private static func admit(
-        _ object: NewObject, to spot: SpotKey, admission: SpotAdmission, at now: Date, _ transaction: any CatalogTransaction
-    ) async throws {
-        let (occupancy, isReplacement) = try await lockedOccupancy(
-            of: spot, admitting: object.path.name, by: SpotOccupancy.counted(object.owner, admission), now: now, transaction)
-        if let refusal = occupancy.refusal(of: object.owner, admission: admission, isReplacement: isReplacement) { throw refusal }
-        guard occupancy.owner == nil else { return }
-        try await transaction.run("""
-            INSERT INTO spots (bucket, id, owner, created_at) VALUES (\(spot.bucket), \(spot.id), \(object.owner), \(now))
-            ON CONFLICT (bucket, id) DO NOTHING
-            """)
-    }
-
-    /// The owner (`nil` without a row, else the row locked), objects and upload sessions'
-    /// places of `spot` as admission counts them for `name` at `now` (see `SpotOccupancy`:
-    /// the distinct names other than `name` that a session expiring after `now` is
-    /// uploading and no object has), and whether `name` holds an object; read under the
-    /// spot's admission lock, so the counts are current.
-    static func lockedOccupancy(
-        of spot: SpotKey, admitting name: String, by uploader: String?, now: Date, _ transaction: any CatalogTransaction
-    ) async throws -> (occupancy: SpotOccupancy, isReplacement: Bool) {
+    /// Throws why `admission` refuses `uploader`'s object or session at `name` into `spot`,
+    /// whose admission lock is held; returns whether the spot has a row (then locked).
+    ///
+    /// The spot holds its objects and the places of its live upload sessions: the distinct
+    /// names other than `name` that a session expiring after `now` is uploading and no
+    /// object has (a session replacing an object holds no place). Where the admission
+    /// requires ownership only the uploader's own sessions count: another user's could
+    /// never commit into a spot the uploader owns, so they cannot hold an unclaimed spot's
+    /// places against its first uploader. A spot without a row is owned by nobody yet, so
+    /// ownership cannot refuse, and counts only its sessions' places.
+    static func admit(
+        _ uploader: String, name: String, into spot: SpotKey, admission: SpotAdmission, now: Date, _ transaction: any CatalogTransaction
+    ) async throws -> Bool {
         let owner = try await transaction.value(
             "SELECT owner FROM spots WHERE bucket = \(spot.bucket) AND id = \(spot.id)" + .forUpdate, as: String.self)
+        let counted: String? = admission.requiresOwnership ? uploader : nil
         guard let counts = try await transaction.row("""
             SELECT (SELECT COUNT(*) FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)),
                 (SELECT COUNT(DISTINCT s.name) FROM upload_sessions s
                  WHERE s.bucket = \(spot.bucket) AND s.spot_id = \(spot.id) AND s.expires_at > \(now) AND s.name <> \(name)
-                   AND (CAST(\(uploader) AS TEXT) IS NULL OR s.owner = \(uploader))
+                   AND (CAST(\(counted) AS TEXT) IS NULL OR s.owner = \(counted))
                    AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket = s.bucket AND o.name = s.name)),
                 EXISTS (SELECT 1 FROM objects WHERE bucket = \(spot.bucket) AND name = \(name))
             """)
         else { throw SpotError(.internal, "the catalog did not count spot \(spot.bucket)/\(spot.id)") }
-        let occupancy = SpotOccupancy(bucket: spot.bucket, id: spot.id, owner: owner, objects: try counts(0), sessions: try counts(1))
-        return (occupancy, try counts(2))
-    }
-
-    /// Upserts `photo` in one statement; `true` when it was new or changed.
-    private static func upsert(_ photo: PhotoRecord, _ transaction: any CatalogTransaction) async throws -> Bool {
-        try await !transaction.rows("""
-            INSERT INTO photos (\(unescaped: photoColumns)) VALUES (\(photo.values))
-            ON CONFLICT (digest) DO UPDATE SET \(unescaped: photoUpsert.set) WHERE \(unescaped: photoUpsert.changed)
-            RETURNING digest
-            """).isEmpty
+        let (objects, sessions): (Int, Int) = (try counts(0), try counts(1))
+        let state = SpotState(bucket: spot.bucket, id: spot.id, owner: owner ?? uploader, objectCount: owner == nil ? sessions : objects + sessions)
+        if let refusal = admission.refusal(of: uploader, into: state, isReplacement: try counts(2)) { throw refusal }
+        return owner != nil
     }
 
     /// The object at `path` as stored, or `nil`.
@@ -272,8 +248,8 @@ extension SQLCatalog {
         let hexes = digests.map(\.hex)
         var details: [Digest: (photo: PhotoMetadata?, thumbnails: [Thumbnail], thumbnailDamage: [Digest: String])] = [:]
         for row in try await transaction.rows("SELECT \(unescaped: photoColumns) FROM photos WHERE digest \(oneOf: hexes)") {
-            let photo = try PhotoRecord(row)
-            details[try storedDigest(photo.digest)] = (photo.metadata, [], [:])
+            let (digest, metadata) = try photo(row)
+            details[digest] = (metadata, [], [:])
         }
         for row in try await transaction.rows("""
             SELECT \(unescaped: thumbnailColumns), digest,
@@ -287,10 +263,4 @@ extension SQLCatalog {
         }
         return details
     }
-}
-
-extension SpotKey {
-    /// The lock that commits and session starts into this spot take, whether or not the
-    /// spot has a row yet (a row lock needs a row).
-    var admissionLock: String { "spot \(bucket)/\(id)" }
 }

@@ -2,9 +2,7 @@ import Foundation
 import SpotCore
 
 extension SQLCatalog {
-    /// Records a download token (its SHA-256 `digest`) for the object at `path`; `nil`
-    /// when there is no object there.
-    /// - Throws: `SpotError(.conflict)` when a token with this digest exists already.
+    /// A digest in use is a conflict.
     public func addDownloadToken(_ digest: Digest, to path: ObjectPath) async throws -> DownloadToken? {
         let now = clock()
         return try await write { transaction in
@@ -27,7 +25,6 @@ extension SQLCatalog {
         return try downloadToken(row)
     }
 
-    /// The live download tokens of the object at `path`, oldest first; `nil` when there is no object.
     public func downloadTokens(of path: ObjectPath) async throws -> [DownloadToken]? {
         try await read { transaction in
             guard let objectId = try await Self.objectId(at: path, transaction) else { return nil }
@@ -35,8 +32,7 @@ extension SQLCatalog {
         }
     }
 
-    /// Revokes the download token `id` (the first 16 hex digits of its digest) of the
-    /// object at `path`; `false` when there is no such token.
+    /// A token's id is the first 16 hex digits of its digest.
     public func revokeDownloadToken(_ id: String, of path: ObjectPath) async throws -> Bool {
         try await write { transaction in
             guard let objectId = try await Self.objectId(at: path, transaction) else { return false }
@@ -47,8 +43,6 @@ extension SQLCatalog {
         }
     }
 
-    /// Replaces the download tokens of every object `uid` owns with the one `token` gives
-    /// for the user's next epoch; `nil` when there is no such user.
     public func replaceDownloadTokens(ownedBy uid: String, with token: @escaping @Sendable (ObjectPath, Int64, Int) -> Digest) async throws -> Int? {
         let now = clock()
         return try await write { transaction in
@@ -66,9 +60,8 @@ extension SQLCatalog {
         }
     }
 
-    /// The object at `path` if one of its live download tokens has this digest. The
-    /// object's token digests are each compared in constant time; the lookup is by path,
-    /// never by the secret.
+    /// The lookup is by path, never by the secret; each token digest of the object is
+    /// compared in constant time.
     public func object(at path: ObjectPath, downloadTokenDigest: Digest) async throws -> StoredObject? {
         try await read { transaction in
             guard let objectId = try await Self.objectId(at: path, transaction) else { return nil }
@@ -80,13 +73,13 @@ extension SQLCatalog {
         }
     }
 
-    /// The blob holding the same image as `digest` with its GPS removed, if made before.
+    /// One statement, no transaction.
     public func locationFreeDigest(of digest: Digest) async throws -> Digest? {
         try await database.query("SELECT free_digest FROM location_free_blobs WHERE digest = \(digest.hex)").first
             .flatMap { Digest(hex: try $0(0)) }
     }
 
-    /// Records that blob `free` is `digest` without GPS (replacing an earlier record) and releases `lease`.
+    /// Replaces an earlier record.
     public func setLocationFreeDigest(_ free: Digest, of digest: Digest, lease: LeaseID) async throws {
         try await write { transaction in
             try await Self.release(heldLease: lease, transaction)

@@ -2,8 +2,6 @@ import Foundation
 import SpotCore
 
 extension SQLCatalog {
-    /// The spot `id` in `bucket` with its overrides, derived location and objects (name
-    /// order), or `nil` when it has no spot row.
     public func spotDetails(bucket: String, id: String) async throws -> SpotDetails? {
         try await read { transaction in
             guard let spot = try await Self.spotRecord(bucket: bucket, id: id, lock: false, transaction) else { return nil }
@@ -11,10 +9,7 @@ extension SQLCatalog {
         }
     }
 
-    /// Applies the owner's `changes` to spot `id` in `bucket` in one transaction and returns
-    /// it; the checks and trimming are `SpotEdit`'s.
-    /// - Throws: `SpotError(.badRequest)` for fields that are too long (nothing is
-    ///   written); `SpotError(.notFound)` when the spot does not exist.
+    /// The checks and trimming are `SpotEdit`'s: a field that is too long is `.badRequest`.
     public func updateSpot(bucket: String, id: String, changes: SpotChanges) async throws -> SpotDetails {
         let edit = try SpotEdit(changes)
         return try await write { transaction in
@@ -30,9 +25,9 @@ extension SQLCatalog {
         }
     }
 
-    /// One page of spots in `query.bucket`, each with its objects, read from one snapshot;
-    /// the order, paging and errors are `SpotSearchPlan`'s. Both searches are index range
-    /// scans (`cityQuery`, `nearQuery`); a page costs a fixed number of queries.
+    /// From one snapshot; the order, paging and errors are `SpotSearchPlan`'s. Both
+    /// searches are index range scans (`cityQuery`, `nearQuery`); a page costs a fixed
+    /// number of queries.
     public func findSpots(_ query: SpotQuery) async throws -> SpotPage {
         let plan = try SpotSearchPlan(query)
         return try await read { transaction in
@@ -82,9 +77,8 @@ extension SQLCatalog {
         return query
     }
 
-    /// One page of objects and folder prefixes, in Firebase Storage's shape, read from one
-    /// snapshot; the order, folding, paging and errors are `ListingPlan`'s (names compare
-    /// in byte order of UTF-8). A large folder costs an index seek.
+    /// From one snapshot; the order, folding, paging and errors are `ListingPlan`'s (names
+    /// compare in byte order of UTF-8). A large folder costs an index seek.
     public func list(_ query: ListQuery) async throws -> Listing {
         let plan = try ListingPlan(query)
         return try await read { transaction in
@@ -123,12 +117,12 @@ extension SQLCatalog {
     /// when none has a position.
     static func derivedLocation(of spot: SpotKey, _ transaction: any CatalogTransaction) async throws -> SpotLocation? {
         let photos = try await transaction.rows("""
-            SELECT \(unescaped: photoColumns) FROM objects JOIN photos USING (digest)
+            SELECT \(unescaped: geotagColumns) FROM objects JOIN photos USING (digest)
             WHERE objects.bucket = \(spot.bucket) AND objects.spot_id = \(spot.id)
               AND photos.latitude IS NOT NULL AND photos.longitude IS NOT NULL
             ORDER BY objects.created_at, objects.name
-            """).map(PhotoRecord.init)
-        return SpotLocation(photos: photos.lazy.map { ($0.location, $0.place) })
+            """).map { row in try geotag(row, from: 0) }
+        return SpotLocation(photos: photos)
     }
 
     /// The row of spot `id` in `bucket`, locked until the transaction ends when `lock`, or `nil`.

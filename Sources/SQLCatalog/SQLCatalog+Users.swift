@@ -2,10 +2,8 @@ import Foundation
 import SpotCore
 
 extension SQLCatalog {
-    /// Creates `uid` with one token, stored only as its SHA-256 `tokenDigest`; the uid is
-    /// stored as given (validate it with `User.validate(uid:)` first).
-    /// - Throws: `SpotError(.conflict)` when the uid exists, or when another user already
-    ///   has a token with this digest; nothing is written then.
+    /// The uid is stored as given (validate it with `User.validate(uid:)` first). A token
+    /// digest in use by another user is a conflict too.
     public func addUser(_ uid: String, tokenDigest: Digest) async throws -> User {
         let now = clock()
         return try await write { transaction in
@@ -20,8 +18,7 @@ extension SQLCatalog {
         }
     }
 
-    /// Gives an existing user one more token. Returns `false` when there is no such user.
-    /// - Throws: `SpotError(.conflict)` when a token with this digest exists already.
+    /// A token digest in use is a conflict.
     public func addToken(for uid: String, tokenDigest: Digest) async throws -> Bool {
         let now = clock()
         return try await write { transaction in
@@ -31,8 +28,7 @@ extension SQLCatalog {
         }
     }
 
-    /// The user owning the token with this digest, or `nil` (a revoked token is gone); the
-    /// stored digest is compared in constant time. Kept while the change feed's stamp stays.
+    /// The stored digest is compared in constant time. Kept while the change feed's stamp stays.
     public func user(tokenDigest: Digest) async throws -> User? {
         try await memo.user(tokenDigest: tokenDigest) {
             try await read { transaction in
@@ -44,8 +40,7 @@ extension SQLCatalog {
         }
     }
 
-    /// Users by uid (byte order), after `uid` and at most `limit` when given, with their
-    /// live token counts and claims.
+    /// Two queries: users with their token counts, then their claims.
     public func users(after uid: String?, limit: Int?) async throws -> [User] {
         try await read { transaction in
             var query: CatalogSQL = "SELECT \(unescaped: Self.userColumns) FROM users"
@@ -62,7 +57,6 @@ extension SQLCatalog {
         }
     }
 
-    /// Grants or withdraws the admin role of `uid`; `nil` when there is no such user.
     public func setAdmin(of uid: String, _ isAdmin: Bool) async throws -> User? {
         try await write { transaction in
             try await transaction.run("UPDATE users SET is_admin = \(isAdmin) WHERE uid = \(uid)")
@@ -70,7 +64,7 @@ extension SQLCatalog {
         }
     }
 
-    /// Deletes `uid`, its tokens and claims (cascade) and its upload sessions; its objects and spots stay.
+    /// Tokens and claims go by cascade.
     public func deleteUser(_ uid: String) async throws -> Bool {
         try await write { transaction in
             guard try await !transaction.rows("DELETE FROM users WHERE uid = \(uid) RETURNING uid").isEmpty else { return false }
@@ -79,8 +73,6 @@ extension SQLCatalog {
         }
     }
 
-    /// Sets (or, with a `nil` value, removes) claims of `uid` and returns the user, or `nil`
-    /// when there is no such user. Keys and values are stored as given.
     public func updateClaims(of uid: String, _ changes: [String: String?]) async throws -> User? {
         try await write { transaction in
             guard try await Self.userExists(uid, transaction) else { return nil }
@@ -98,8 +90,7 @@ extension SQLCatalog {
         }
     }
 
-    /// Deletes every token of `uid` and records the time; its objects and spots stay.
-    /// Returns `false` when there is no such user, `true` otherwise (also when it had no token left).
+    /// `true` also when the user had no token left.
     public func revokeTokens(of uid: String) async throws -> Bool {
         let now = clock()
         return try await write { transaction in
@@ -110,14 +101,13 @@ extension SQLCatalog {
         }
     }
 
-    /// User `uid` with its token count and claims, or `nil`. Kept while the change feed's stamp stays.
+    /// Kept while the change feed's stamp stays.
     public func user(uid: String) async throws -> User? {
         try await memo.user(uid: uid) {
             try await read { transaction in try await Self.user(uid, transaction) }
         }
     }
 
-    /// Creates `uid` (without tokens) or sets its provider and last sign-in.
     public func recordSignIn(uid: String, provider: String, at time: Date) async throws -> User {
         try await write { transaction in
             try await transaction.run("""
