@@ -21,6 +21,7 @@ extension SQLiteDatabase {
         migrator.registerMigration("v11", migrate: addDownloadTokenEpochsV11)
         migrator.registerMigration("v12", migrate: forgetLocationFreeCopiesV12)
         migrator.registerMigration("v13", migrate: spellColumnsAsPostgresDoesV13)
+        migrator.registerMigration("v14", migrate: { db in try db.execute(sql: keepSpotStateV14) })
         return migrator
     }
 
@@ -420,4 +421,22 @@ extension SQLiteDatabase {
             if let newName { try db.execute(sql: "ALTER TABLE \"\(table)\" RENAME TO \"\(newName)\"") }
         }
     }
+
+    /// Each spot's object count, and each object's position (its photo's, when valid),
+    /// indexed for a spot's first geotagged object and its extremes, so that a commit's
+    /// cost does not grow with its spot. PostgreSQL's v9.
+    ///
+    /// Shipped: never change this.
+    private static let keepSpotStateV14 = """
+        ALTER TABLE spots ADD COLUMN object_count INTEGER NOT NULL DEFAULT 0;
+        UPDATE spots SET object_count = (SELECT COUNT(*) FROM objects WHERE objects.bucket = spots.bucket AND objects.spot_id = spots.id);
+        ALTER TABLE objects ADD COLUMN latitude DOUBLE;
+        ALTER TABLE objects ADD COLUMN longitude DOUBLE;
+        UPDATE objects SET latitude = p.latitude, longitude = p.longitude FROM photos p
+        WHERE p.digest = objects.digest AND p.latitude BETWEEN -90 AND 90 AND p.longitude BETWEEN -180 AND 180
+          AND NOT (p.latitude = 0 AND p.longitude = 0);
+        CREATE INDEX objects_on_spot_position_order ON objects (bucket, spot_id, created_at, name) WHERE latitude IS NOT NULL;
+        CREATE INDEX objects_on_spot_latitude ON objects (bucket, spot_id, latitude) WHERE latitude IS NOT NULL;
+        CREATE INDEX objects_on_spot_longitude ON objects (bucket, spot_id, longitude) WHERE latitude IS NOT NULL;
+        """
 }

@@ -22,8 +22,9 @@ extension SQLCatalog where Database == SQLiteDatabase {
 /// SQLite through GRDB, as a `CatalogDatabase`.
 ///
 /// A file catalog is a `DatabasePool` in WAL mode, so readers never wait for the writer.
-/// Every write is one IMMEDIATE transaction; a writer that finds another connection or
-/// process holding the write lock waits up to `busyTimeout`, then fails with
+/// Writes that arrive together share one IMMEDIATE transaction, each in a savepoint of its
+/// own (group commit: one sync of the WAL for all); a writer that finds another connection
+/// or process holding the write lock waits up to `busyTimeout`, then fails with
 /// `.unavailable`. Foreign keys are enforced. The schema is migrated when the database is
 /// opened; shipped migrations never change.
 ///
@@ -35,6 +36,8 @@ public struct SQLiteDatabase: CatalogDatabase {
 
     /// Access to the database.
     let dbWriter: any DatabaseWriter
+    /// Runs writes, several to a transaction when they arrive together.
+    package let groupCommit: SQLiteGroupCommit
     public let changes: any CatalogChangeFeed
     public var dialect: SQLDialect { .sqlite }
 
@@ -44,6 +47,7 @@ public struct SQLiteDatabase: CatalogDatabase {
     /// - important: Create `dbWriter` with `makeConfiguration()`.
     init(_ dbWriter: any DatabaseWriter, changes: SQLiteChangeFeed? = nil) throws {
         self.dbWriter = dbWriter
+        self.groupCommit = SQLiteGroupCommit(dbWriter)
         self.changes = changes ?? NoChangeFeed()
         do {
             try Self.migrator.migrate(dbWriter)
@@ -68,9 +72,11 @@ public struct SQLiteDatabase: CatalogDatabase {
         try self.init(pool, changes: SQLiteChangeFeed(path: path))
     }
 
+    /// Runs `body` in a savepoint of the next IMMEDIATE transaction, which the writes that
+    /// arrive meanwhile share (`SQLiteGroupCommit`), and returns once it has committed.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T {
         do {
-            return try await dbWriter.write { db in
+            return try await groupCommit.write { db in
                 let transaction = SQLiteTransaction(db: db)
                 return try runToCompletion { try await body(transaction) }
             }

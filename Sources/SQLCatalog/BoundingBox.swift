@@ -49,6 +49,29 @@ package struct BoundingBox: Equatable {
         }
     }
 
+    /// The box around (`latitude`, `longitude`) in degrees whose every position is within
+    /// `radiusKm` > 0 of it, or `nil` where that box is not one range of longitudes (near a
+    /// pole or the antimeridian).
+    ///
+    /// The haversine of the distance to a position Δφ, Δλ away is hav(Δφ) + cos φ cos φ′
+    /// hav(Δλ): with |Δφ| at most `r`/√2 and cos φ′ at most its value at the box's latitude
+    /// nearest the equator, a half-width Δλ that keeps the sum at hav(`r`) keeps every
+    /// position within `r`. Both half-sizes are shrunk by a millionth against rounding.
+    package init?(inscribedIn radiusKm: Double, latitude: Double, longitude: Double) {
+        func hav(_ angle: Double) -> Double { pow(sin(angle / 2), 2) }
+        let radius = radiusKm / GreatCircle.earthRadiusKm
+        let halfHeight = radius / 2.squareRoot()
+        let phi = latitude * .pi / 180
+        let widest = cos(phi) * cos(max(0, abs(phi) - halfHeight))
+        let share = (hav(radius) - hav(halfHeight)) / widest
+        guard widest > 0, share > 0, share < 1 else { return nil }
+        let heightDegrees = halfHeight * 180 / .pi * (1 - 1e-6)
+        let widthDegrees = 2 * asin(share.squareRoot()) * 180 / .pi * (1 - 1e-6)
+        guard abs(latitude) + heightDegrees < 90, abs(longitude) + widthDegrees < 180 else { return nil }
+        latitudes = (latitude - heightDegrees)...(latitude + heightDegrees)
+        longitudes = [(longitude - widthDegrees)...(longitude + widthDegrees)]
+    }
+
     /// Whether the box holds the position (degrees).
     package func contains(latitude: Double, longitude: Double) -> Bool {
         latitudes.contains(latitude) && (longitudes?.contains { $0.contains(longitude) } ?? true)

@@ -13,8 +13,13 @@ let objectColumns = "bucket, name, digest, size, content_type, owner, created_at
 /// How many columns `objectColumns` names: the index of the first column after them.
 let objectColumnCount = 12
 
+/// `geotagColumns` of `photos` in a statement that joins other tables.
+let photoGeotagColumns = geotagColumns.split(separator: ", ").map { "photos.\($0)" }.joined(separator: ", ")
+
 /// The columns of `spots` that `SpotRecord(_:)` decodes.
-let spotColumns = "bucket, id, owner, created_at, name, description, city_override, \(geotagColumns), city_key, scattered, hides_location"
+let spotColumns = """
+    bucket, id, owner, created_at, name, description, city_override, \(geotagColumns), city_key, scattered, hides_location, object_count
+    """
 
 /// The columns of `photos` that `photo(_:)` decodes and `photoValues` gives.
 let photoColumns = "digest, width, height, orientation, taken_at, camera_make, camera_model, \(geotagColumns)"
@@ -26,6 +31,12 @@ let photoUpsert: (set: String, changed: String) = {
     return (fields.map { "\($0) = excluded.\($0)" }.joined(separator: ", "),
             fields.map { "photos.\($0) IS DISTINCT FROM excluded.\($0)" }.joined(separator: " OR "))
 }()
+
+/// Whether a `photos` row holds a valid position (`GeoPoint.isValidPosition`): the rows a
+/// spot takes its location from, whose position their objects' `latitude` and `longitude` repeat.
+let photoHasValidPosition = """
+    photos.latitude BETWEEN -90 AND 90 AND photos.longitude BETWEEN -180 AND 180 AND NOT (photos.latitude = 0 AND photos.longitude = 0)
+    """
 
 /// The columns of `thumbnails` that `Thumbnail(_:)` decodes (after the original's digest).
 let thumbnailColumns = "size, thumb_digest, width, height, byte_count, content_type"
@@ -112,13 +123,16 @@ extension SpotRecord {
         cityKey = try row(16)
         scattered = try row(17)
         hidesLocation = try row(18)
+        objectCount = try row(19)
     }
 
-    /// The statement writing the owner's fields and the derived location to the spot's row.
+    /// The statement writing the owner's fields, the derived location and the count to the spot's row.
     var update: CatalogSQL {
         """
-        UPDATE spots SET (name, description, city_override, \(unescaped: geotagColumns), city_key, scattered, hides_location)
-            = (\(name), \(description), \(cityOverride), \(geotagValues(location, place)), \(cityKey), \(scattered), \(hidesLocation))
+        UPDATE spots SET (
+                name, description, city_override, \(unescaped: geotagColumns), city_key, scattered, hides_location, object_count)
+            = (\(name), \(description), \(cityOverride), \(geotagValues(location, place)), \(cityKey), \(scattered), \(hidesLocation),
+               \(objectCount))
         WHERE bucket = \(bucket) AND id = \(id)
         """
     }

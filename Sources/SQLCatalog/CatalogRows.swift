@@ -9,6 +9,8 @@ package struct SpotRecord: Equatable, Sendable {
     package var id: String
     package var owner: String
     package var createdAt: Date
+    /// How many objects the spot holds, kept by every commit and removal.
+    package var objectCount = 0
     package var name: String?
     package var description: String?
     /// The owner's city, which geocoding never replaces.
@@ -44,7 +46,7 @@ package struct SpotRecord: Equatable, Sendable {
         cityKey = (cityOverride ?? place?.city).map(SpotCore.cityKey).flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// The domain value, with `objects` (in name order) and the distance of a `near` search.
+    /// The domain value, with its first `objects` (in name order) and the distance of a `near` search.
     ///
     /// `place.city` is the effective city; with an override, `distanceKm` is `nil` (it
     /// measured the geocoded city) and a spot without a place gets one holding only the city.
@@ -55,7 +57,7 @@ package struct SpotRecord: Equatable, Sendable {
                 city: cityOverride, region: place?.region, country: place?.country, countryCode: place?.countryCode)
         }
         return SpotDetails(
-            bucket: bucket, id: id, owner: owner, objectCount: objects.count, name: name, description: description,
+            bucket: bucket, id: id, owner: owner, objectCount: objectCount, name: name, description: description,
             location: location, place: effectivePlace, cityOverride: cityOverride, scattered: scattered,
             objects: objects, distanceKm: distanceKm, hidesLocation: hidesLocation)
     }

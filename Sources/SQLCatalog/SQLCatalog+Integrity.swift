@@ -113,6 +113,25 @@ extension SQLCatalog {
     /// The reference issues, each with its repair when it has one.
     private static func issues(_ transaction: any CatalogTransaction) async throws -> [(issue: CatalogIssue, repair: Repair?)] {
         var issues: [(issue: CatalogIssue, repair: Repair?)] = []
+        // Objects whose position is not their photo's (first: the spots' locations are derived from these).
+        let strayPositions: CatalogSQL = """
+            objects.latitude IS DISTINCT FROM \(position("latitude", ofDigest: "objects.digest"))
+            OR objects.longitude IS DISTINCT FROM \(position("longitude", ofDigest: "objects.digest"))
+            """
+        let strays = try await transaction.value("SELECT COUNT(*) FROM objects WHERE \(strayPositions)", as: Int.self) ?? 0
+        if strays > 0 {
+            let issue = CatalogIssue(
+                problem: (strays == 1 ? "1 object records a position that is not its photo's" : "\(strays) objects record positions that are not their photos'")
+                    + " (derived state out of date)",
+                remedy: "run `spotstore fsck --repair` to copy it again from the photos", repairable: true)
+            issues.append((issue, { transaction in
+                try await transaction.run("""
+                    UPDATE objects SET latitude = \(position("latitude", ofDigest: "objects.digest")),
+                        longitude = \(position("longitude", ofDigest: "objects.digest"))
+                    WHERE \(strayPositions)
+                    """)
+            }))
+        }
         // Objects in a spot that has no spot row: its owner (who may add to it) is unknown.
         for row in try await transaction.rows("""
             SELECT DISTINCT o.bucket, o.spot_id FROM objects o
@@ -125,19 +144,36 @@ extension SQLCatalog {
                 remedy: "run `spotstore fsck --repair` to recreate it, owned by the owner of its oldest object", repairable: true)
             issues.append((issue, { transaction in
                 try await transaction.run("""
-                    INSERT INTO spots (bucket, id, owner, created_at)
-                    SELECT bucket, spot_id, owner, created_at FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)
+                    INSERT INTO spots (bucket, id, owner, created_at, object_count)
+                    SELECT bucket, spot_id, owner, created_at, (SELECT COUNT(*) FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id))
+                    FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)
                     ORDER BY created_at, id LIMIT 1
                     """)
                 try await refreshLocation(of: spot, transaction)
             }))
         }
-        // Spots whose derived location is not what their objects' photos give.
-        for row in try await transaction.rows("SELECT \(unescaped: spotColumns) FROM spots ORDER BY bucket, id") {
+        // Spots whose count or location is not what their objects give, read in full.
+        for row in try await transaction.rows("""
+            SELECT \(unescaped: spotColumns), (SELECT COUNT(*) FROM objects WHERE objects.bucket = spots.bucket AND objects.spot_id = spots.id)
+            FROM spots ORDER BY bucket, id
+            """) {
             let spot = try SpotRecord(row)
             let key = SpotKey(bucket: spot.bucket, id: spot.id)
             var derived = spot
-            derived.setLocation(try await derivedLocation(of: key, transaction))
+            derived.objectCount = try row(20)
+            derived.setLocation(try await locationFromAllPhotos(of: key, transaction))
+            if derived.objectCount != spot.objectCount {
+                let issue = CatalogIssue(
+                    problem: "spot \(spot.bucket)/\(spot.id) records \(spot.objectCount) objects but holds \(derived.objectCount) (derived state out of date)",
+                    remedy: "run `spotstore fsck --repair` to count them again", repairable: true)
+                issues.append((issue, { transaction in
+                    try await transaction.run("""
+                        UPDATE spots SET object_count = (SELECT COUNT(*) FROM objects WHERE bucket = \(key.bucket) AND spot_id = \(key.id))
+                        WHERE bucket = \(key.bucket) AND id = \(key.id)
+                        """)
+                }))
+            }
+            derived.objectCount = spot.objectCount
             guard derived != spot else { continue }
             let what = derived.location == nil ? "a location none of its objects' photos has" : "a location that is not its first geotagged photo's"
             let issue = CatalogIssue(

@@ -2,7 +2,7 @@ import Foundation
 import SpotCore
 
 extension SQLCatalog {
-    /// One statement, no transaction: a spot's count is one index range.
+    /// One statement, no transaction.
     public func spot(bucket: String, id: String) async throws -> SpotState? {
         try Self.spotState(try await database.query(Self.spotStateQuery(bucket: bucket, id: id)).first, bucket: bucket, id: id)
     }
@@ -39,8 +39,7 @@ extension SQLCatalog {
     /// The statement reading a spot's owner, privacy and object count (no row without a spot row).
     static func spotStateQuery(bucket: String, id: String) -> CatalogSQL {
         """
-        SELECT owner, hides_location, (SELECT COUNT(*) FROM objects WHERE bucket = \(bucket) AND spot_id = \(id))
-        FROM spots WHERE bucket = \(bucket) AND id = \(id)
+        SELECT owner, hides_location, object_count FROM spots WHERE bucket = \(bucket) AND id = \(id)
         """
     }
 
@@ -74,14 +73,15 @@ extension SQLCatalog {
 
     /// Commits and session starts into one spot, from any connection or process, take
     /// turns on the spot's admission lock. A replacement keeps the object's id and
-    /// `createdAt`; every spot showing the same bytes gets its location refreshed when
-    /// their photo metadata changed.
+    /// `createdAt`. The spot's count and location change as the object does
+    /// (`derivedLocation`), at a cost that does not grow with the spot; every other spot
+    /// showing the same bytes gets its location refreshed when their photo metadata changed.
     public func commit(_ object: NewObject, admission: SpotAdmission) async throws -> StoredObject {
         let now = clock()
         return try await write { transaction in
-            let (bucket, name) = (object.path.bucket, object.path.name)
-            let spot = object.path.topFolder.map { SpotKey(bucket: bucket, id: $0) }
-            if let spot { try await transaction.lock([spot.admissionLock]) }
+            let (bucket, name, digest) = (object.path.bucket, object.path.name, object.digest.hex)
+            let spotKey = object.path.topFolder.map { SpotKey(bucket: bucket, id: $0) }
+            if let spotKey { try await transaction.lock([spotKey.admissionLock]) }
             if let session = object.uploadSession {
                 guard let owner = try await transaction.value("DELETE FROM upload_sessions WHERE id = \(session) RETURNING owner", as: String.self)
                 else { throw SpotError.uploadSessionGone }
@@ -93,57 +93,77 @@ extension SQLCatalog {
                         generation = excluded.generation, size = excluded.size, finished_at = excluded.finished_at
                     """)
             }
-            if let spot, try await !Self.admit(object.owner, name: name, into: spot, admission: admission, now: now, transaction) {
-                try await transaction.run("""
-                    INSERT INTO spots (bucket, id, owner, created_at) VALUES (\(bucket), \(spot.id), \(object.owner), \(now))
-                    ON CONFLICT (bucket, id) DO NOTHING
-                    """)
-            }
-            if let lease = object.lease { try await Self.release(heldLease: lease, transaction) }
-            let stored = [object.digest.hex] + object.thumbnails.map(\.digest.hex)
-            try await transaction.run("DELETE FROM damaged_blobs WHERE digest \(oneOf: stored)")
-            guard let objectId = try await transaction.value("""
-                INSERT INTO objects (
-                    bucket, name, spot_id, digest, size, content_type, owner, created_at, updated_at, md5, settings_json, generation,
-                    metageneration)
-                VALUES (\(bucket), \(name), \(object.path.topFolder), \(object.digest.hex), \(object.size), \(object.contentType),
-                        \(object.owner), \(now), \(now), \(storedHex(md5: object.md5)), \(object.settings.storedJSON), \(object.generation), 1)
-                ON CONFLICT (bucket, name) DO UPDATE SET digest = excluded.digest, size = excluded.size,
-                    content_type = excluded.content_type, owner = excluded.owner, updated_at = excluded.updated_at, md5 = excluded.md5,
-                    settings_json = excluded.settings_json, generation = excluded.generation, metageneration = 1
-                RETURNING id
-                """, as: Int64.self)
-            else { throw SpotError(.internal, "the catalog wrote object \(object.path) without an id") }
-            try await transaction.run("DELETE FROM download_tokens WHERE object_id = \(objectId)")
-            if let token = object.downloadTokenDigest {
-                _ = try await Self.insertDownloadToken(token, of: objectId, at: now, transaction)
-            }
-            var staleSpots: Set<SpotKey> = []
-            if let spot { staleSpots.insert(spot) }
-            if let photo = object.photo, try await !transaction.rows("""
-                INSERT INTO photos (\(unescaped: photoColumns)) VALUES (\(photoValues(photo, of: object.digest)))
-                ON CONFLICT (digest) DO UPDATE SET \(unescaped: photoUpsert.set) WHERE \(unescaped: photoUpsert.changed)
-                RETURNING digest
-                """).isEmpty {
-                // The photo is new or changed: every spot showing these bytes may have a new location.
-                for row in try await transaction.rows("""
-                    SELECT DISTINCT bucket, spot_id FROM objects WHERE digest = \(object.digest.hex) AND spot_id IS NOT NULL
-                    """) {
-                    staleSpots.insert(SpotKey(bucket: try row(0), id: try row(1)))
+            var spot: (stored: SpotRecord?, isReplacement: Bool)?
+            if let spotKey {
+                let admitted = try await Self.admit(object.owner, name: name, into: spotKey, admission: admission, now: now, transaction)
+                spot = admitted
+                if admitted.stored == nil {
+                    try await transaction.run("""
+                        INSERT INTO spots (bucket, id, owner, created_at) VALUES (\(bucket), \(spotKey.id), \(object.owner), \(now))
+                        ON CONFLICT (bucket, id) DO NOTHING
+                        """)
                 }
             }
+            if let lease = object.lease { try await Self.release(heldLease: lease, transaction) }
+            try await transaction.run("DELETE FROM damaged_blobs WHERE digest \(oneOf: [digest] + object.thumbnails.map(\.digest.hex))")
+            // A photo new or changed may move every spot showing these bytes.
+            let photoChanged = if let photo = object.photo {
+                try await !transaction.rows("""
+                    INSERT INTO photos (\(unescaped: photoColumns)) VALUES (\(photoValues(photo, of: object.digest)))
+                    ON CONFLICT (digest) DO UPDATE SET \(unescaped: photoUpsert.set) WHERE \(unescaped: photoUpsert.changed)
+                    RETURNING digest
+                    """).isEmpty
+            } else { false }
             for thumbnail in object.thumbnails {
                 try await transaction.run("""
                     INSERT INTO thumbnails (digest, \(unescaped: thumbnailColumns))
-                    VALUES (\(object.digest.hex), \(thumbnail.size), \(thumbnail.digest.hex), \(thumbnail.width), \(thumbnail.height),
+                    VALUES (\(digest), \(thumbnail.size), \(thumbnail.digest.hex), \(thumbnail.width), \(thumbnail.height),
                             \(thumbnail.byteCount), \(thumbnail.contentType))
                     ON CONFLICT (digest, size, content_type) DO UPDATE SET thumb_digest = excluded.thumb_digest, width = excluded.width,
                         height = excluded.height, byte_count = excluded.byte_count
                     """)
             }
+            guard let row = try await transaction.row("""
+                INSERT INTO objects (
+                    bucket, name, spot_id, digest, size, content_type, owner, created_at, updated_at, md5, settings_json, generation,
+                    metageneration, latitude, longitude)
+                VALUES (\(bucket), \(name), \(object.path.topFolder), \(digest), \(object.size), \(object.contentType),
+                        \(object.owner), \(now), \(now), \(storedHex(md5: object.md5)), \(object.settings.storedJSON), \(object.generation), 1,
+                        \(Self.position("latitude", ofDigest: "\(digest)")), \(Self.position("longitude", ofDigest: "\(digest)")))
+                ON CONFLICT (bucket, name) DO UPDATE SET digest = excluded.digest, size = excluded.size,
+                    content_type = excluded.content_type, owner = excluded.owner, updated_at = excluded.updated_at, md5 = excluded.md5,
+                    settings_json = excluded.settings_json, generation = excluded.generation, metageneration = 1,
+                    latitude = excluded.latitude, longitude = excluded.longitude
+                RETURNING id, latitude
+                """)
+            else { throw SpotError(.internal, "the catalog wrote object \(object.path) without an id") }
+            let objectId: Int64 = try row(0)
+            try await transaction.run("DELETE FROM download_tokens WHERE object_id = \(objectId)")
+            if let token = object.downloadTokenDigest {
+                _ = try await Self.insertDownloadToken(token, of: objectId, at: now, transaction)
+            }
+            var staleSpots: Set<SpotKey> = []
+            if photoChanged {
+                for row in try await transaction.rows("""
+                    UPDATE objects SET latitude = \(Self.position("latitude", ofDigest: "\(digest)")),
+                        longitude = \(Self.position("longitude", ofDigest: "\(digest)"))
+                    WHERE digest = \(digest) AND id <> \(objectId) RETURNING bucket, spot_id
+                    """) {
+                    if let id: String = try row(1) { staleSpots.insert(SpotKey(bucket: try row(0), id: id)) }
+                }
+            }
+            if let spotKey, let spot {
+                var record = spot.stored ?? SpotRecord(bucket: bucket, id: spotKey.id, owner: object.owner, createdAt: now)
+                if !spot.isReplacement { record.objectCount += 1 }
+                let isGeotagged = try (row(1) as Double?) != nil
+                if isGeotagged || spot.isReplacement || staleSpots.remove(spotKey) != nil {
+                    record.setLocation(try await Self.derivedLocation(of: spotKey, transaction))
+                }
+                if record != spot.stored { try await transaction.run(record.update) }
+            }
             // In key order, so two commits refreshing the same spots lock them in the same order.
-            for spot in staleSpots.sorted(by: { ($0.bucket, $0.id) < ($1.bucket, $1.id) }) {
-                try await Self.refreshLocation(of: spot, transaction)
+            for stale in staleSpots.sorted(by: { ($0.bucket, $0.id) < ($1.bucket, $1.id) }) {
+                try await Self.refreshLocation(of: stale, transaction)
             }
             // Read back, so the dates are exactly what later reads will see.
             guard let stored = try await Self.fetchObject(at: object.path, transaction) else {
@@ -151,6 +171,13 @@ extension SQLCatalog {
             }
             return stored
         }
+    }
+
+    /// The expression giving `column` (`latitude` or `longitude`) of the valid position of
+    /// the photo of the blob whose digest `digest` gives, `NULL` without one: what an
+    /// object of the blob repeats.
+    static func position(_ column: StaticString, ofDigest digest: CatalogSQL) -> CatalogSQL {
+        "(SELECT photos.\(unescaped: "\(column)") FROM photos WHERE photos.digest = \(digest) AND \(unescaped: photoHasValidPosition))"
     }
 
     /// Holds the object's row (`CatalogSQL.forUpdate`), so a replacement meanwhile is seen.
@@ -175,19 +202,26 @@ extension SQLCatalog {
     }
 
     /// Its download tokens go with it (cascade); photo metadata and thumbnails stay for gc.
+    /// The spot's count and location change under its row's lock.
     public func removeObject(at path: ObjectPath) async throws -> StoredObject? {
         try await write { transaction in
             guard let stored = try await Self.fetchObject(at: path, transaction) else { return nil }
-            try await transaction.run("DELETE FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name)")
-            if let spotId = path.topFolder {
-                try await Self.refreshLocation(of: SpotKey(bucket: path.bucket, id: spotId), transaction)
+            let removed = try await transaction.row("DELETE FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name) RETURNING latitude")
+            if let spotId = path.topFolder, var spot = try await Self.spotRecord(bucket: path.bucket, id: spotId, lock: true, transaction) {
+                let before = spot
+                spot.objectCount = max(0, spot.objectCount - 1)
+                if try (removed?(0) as Double?) != nil {
+                    spot.setLocation(try await Self.derivedLocation(of: SpotKey(bucket: path.bucket, id: spotId), transaction))
+                }
+                if spot != before { try await transaction.run(spot.update) }
             }
             return stored
         }
     }
 
     /// Throws why `admission` refuses `uploader`'s object or session at `name` into `spot`,
-    /// whose admission lock is held; returns whether the spot has a row (then locked).
+    /// whose admission lock is held; returns the spot's row (locked; `nil` without one)
+    /// and whether `name` holds an object.
     ///
     /// The spot holds its objects and the places of its live upload sessions: the distinct
     /// names other than `name` that a session expiring after `now` is uploading and no
@@ -195,42 +229,40 @@ extension SQLCatalog {
     /// requires ownership only the uploader's own sessions count: another user's could
     /// never commit into a spot the uploader owns, so they cannot hold an unclaimed spot's
     /// places against its first uploader. A spot without a row is owned by nobody yet, so
-    /// ownership cannot refuse, and counts only its sessions' places.
+    /// ownership cannot refuse.
     static func admit(
         _ uploader: String, name: String, into spot: SpotKey, admission: SpotAdmission, now: Date, _ transaction: any CatalogTransaction
-    ) async throws -> Bool {
-        let owner = try await transaction.value(
-            "SELECT owner FROM spots WHERE bucket = \(spot.bucket) AND id = \(spot.id)" + .forUpdate, as: String.self)
+    ) async throws -> (stored: SpotRecord?, isReplacement: Bool) {
+        let record = try await spotRecord(bucket: spot.bucket, id: spot.id, lock: true, transaction)
         let counted: String? = admission.requiresOwnership ? uploader : nil
         guard let counts = try await transaction.row("""
-            SELECT (SELECT COUNT(*) FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)),
-                (SELECT COUNT(DISTINCT s.name) FROM upload_sessions s
-                 WHERE s.bucket = \(spot.bucket) AND s.spot_id = \(spot.id) AND s.expires_at > \(now) AND s.name <> \(name)
-                   AND (CAST(\(counted) AS TEXT) IS NULL OR s.owner = \(counted))
-                   AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket = s.bucket AND o.name = s.name)),
+            SELECT (SELECT COUNT(DISTINCT s.name) FROM upload_sessions s
+                    WHERE s.bucket = \(spot.bucket) AND s.spot_id = \(spot.id) AND s.expires_at > \(now) AND s.name <> \(name)
+                      AND (CAST(\(counted) AS TEXT) IS NULL OR s.owner = \(counted))
+                      AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket = s.bucket AND o.name = s.name)),
                 EXISTS (SELECT 1 FROM objects WHERE bucket = \(spot.bucket) AND name = \(name))
             """)
         else { throw SpotError(.internal, "the catalog did not count spot \(spot.bucket)/\(spot.id)") }
-        let (objects, sessions): (Int, Int) = (try counts(0), try counts(1))
-        let state = SpotState(bucket: spot.bucket, id: spot.id, owner: owner ?? uploader, objectCount: owner == nil ? sessions : objects + sessions)
-        if let refusal = admission.refusal(of: uploader, into: state, isReplacement: try counts(2)) { throw refusal }
-        return owner != nil
+        let isReplacement: Bool = try counts(1)
+        let state = SpotState(
+            bucket: spot.bucket, id: spot.id, owner: record?.owner ?? uploader, objectCount: (record?.objectCount ?? 0) + (try counts(0)))
+        if let refusal = admission.refusal(of: uploader, into: state, isReplacement: isReplacement) { throw refusal }
+        return (record, isReplacement)
     }
 
     /// The object at `path` as stored, or `nil`.
     static func fetchObject(at path: ObjectPath, _ transaction: any CatalogTransaction) async throws -> StoredObject? {
-        try await storedObjects(in: path.bucket, where: "name", isIn: [path.name], transaction).first
+        try await storedObjects(in: path.bucket, named: [path.name], transaction).first
     }
 
-    /// The objects of `bucket` whose `column` (`name` or `spot_id`) is one of `values`, in
-    /// name order, with their blobs' photo details.
-    static func storedObjects(
-        in bucket: String, where column: StaticString, isIn values: [String], _ transaction: any CatalogTransaction
-    ) async throws -> [StoredObject] {
-        var objects = try await transaction.rows("""
-            SELECT \(unescaped: objectColumns) FROM objects WHERE bucket = \(bucket) AND \(unescaped: "\(column)") \(oneOf: values)
-            ORDER BY name
-            """).map(storedObject)
+    /// The objects of `bucket` named `names`, in name order, with their blobs' photo details.
+    static func storedObjects(in bucket: String, named names: [String], _ transaction: any CatalogTransaction) async throws -> [StoredObject] {
+        try await storedObjects("SELECT \(unescaped: objectColumns) FROM objects WHERE bucket = \(bucket) AND name \(oneOf: names) ORDER BY name", transaction)
+    }
+
+    /// The objects `query` gives (rows of `objectColumns`), with their blobs' photo details.
+    static func storedObjects(_ query: CatalogSQL, _ transaction: any CatalogTransaction) async throws -> [StoredObject] {
+        var objects = try await transaction.rows(query).map(storedObject)
         let details = try await blobDetails(of: Set(objects.map(\.digest)), transaction)
         for index in objects.indices {
             objects[index].photo = details[objects[index].digest]?.photo

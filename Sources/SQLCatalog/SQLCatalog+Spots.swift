@@ -87,7 +87,7 @@ extension SQLCatalog {
                 walk.receive(try await transaction.rows(Self.namesQuery(of: plan, from: next.from, limit: next.limit)).map { try $0(0) })
             }
             let page = walk.page
-            let items = try await Self.storedObjects(in: plan.bucket, where: "name", isIn: page.itemNames, transaction)
+            let items = try await Self.storedObjects(in: plan.bucket, named: page.itemNames, transaction)
             return Listing(prefixes: page.prefixes, items: items, nextPageToken: page.nextPageToken)
         }
     }
@@ -103,9 +103,7 @@ extension SQLCatalog {
         return query + " ORDER BY name LIMIT \(limit)"
     }
 
-    /// Brings the derived location of `spot` (when it has a row) up to date with its
-    /// objects' photos: the first by creation time, then name, with a valid position; its
-    /// place; whether another is more than 1 km away; and the city key.
+    /// Brings the derived location of `spot` (when it has a row) up to date with its objects.
     static func refreshLocation(of spot: SpotKey, _ transaction: any CatalogTransaction) async throws {
         guard var record = try await spotRecord(bucket: spot.bucket, id: spot.id, lock: true, transaction) else { return }
         let before = record
@@ -113,11 +111,70 @@ extension SQLCatalog {
         if record != before { try await transaction.run(record.update) }
     }
 
-    /// The location `spot` takes from its objects' photos (see `refreshLocation`); `nil`
-    /// when none has a position.
+    /// The location `spot` takes from its objects (`SpotLocation`: the first by creation
+    /// time, then name, with a valid position; its place; whether another is more than
+    /// 1 km away), `nil` when none has a position. One statement reads the first through
+    /// the `objects_on_spot_position_order` index and the extremes of the positions through
+    /// `objects_on_spot_latitude` and `…_longitude`; `isScattered` reads more only when a
+    /// position lies near the 1 km mark. So the cost does not grow with the spot.
     static func derivedLocation(of spot: SpotKey, _ transaction: any CatalogTransaction) async throws -> SpotLocation? {
+        let positioned: CatalogSQL = "FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND latitude IS NOT NULL"
+        guard let row = try await transaction.row("""
+            SELECT \(unescaped: photoGeotagColumns), (SELECT MIN(latitude) \(positioned)), (SELECT MAX(latitude) \(positioned)),
+                (SELECT MIN(longitude) \(positioned)), (SELECT MAX(longitude) \(positioned))
+            FROM objects JOIN photos ON photos.digest = objects.digest
+            WHERE objects.bucket = \(spot.bucket) AND objects.spot_id = \(spot.id) AND objects.latitude IS NOT NULL
+            ORDER BY objects.created_at, objects.name LIMIT 1
+            """)
+        else { return nil }
+        let (location, place) = try geotag(row, from: 0)
+        guard let first = location else { throw SpotError(.internal, "the catalog lost the position of spot \(spot.bucket)/\(spot.id)'s first photo") }
+        let extremes: [Double] = try (9..<13).map { try row($0) }
+        let scattered = try await isScattered(spot, around: first, extremes: extremes, transaction)
+        return SpotLocation(location: first, place: place, scattered: scattered)
+    }
+
+    /// Whether a position in `spot` lies more than `SpotLocation.scatterThresholdKm` from
+    /// `first`, given the extremes of its positions (least and greatest latitude, then
+    /// longitude). Every position outside the box holding all positions within that
+    /// distance (`BoundingBox`) is farther; every one inside the box whose positions are all
+    /// within it (`BoundingBox(inscribedIn:)`) is not; only those between the boxes are
+    /// measured, one side at a time. Near a pole or the antimeridian every position is.
+    private static func isScattered(
+        _ spot: SpotKey, around first: GeoPoint, extremes: [Double], _ transaction: any CatalogTransaction
+    ) async throws -> Bool {
+        let threshold = SpotLocation.scatterThresholdKm
+        let positions: CatalogSQL = """
+            SELECT latitude, longitude FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND latitude IS NOT NULL
+            """
+        func strays(_ query: CatalogSQL) async throws -> Bool {
+            try await transaction.rows(query).contains { row in
+                GreatCircle.distanceKm(first, GeoPoint(latitude: try row(0), longitude: try row(1))) > threshold
+            }
+        }
+        let outer = BoundingBox(latitude: first.latitude, longitude: first.longitude, radiusKm: threshold)
+        guard let outerLongitudes = outer.longitudes, outerLongitudes.count == 1,
+              let inner = BoundingBox(inscribedIn: threshold, latitude: first.latitude, longitude: first.longitude),
+              let innerLongitudes = inner.longitudes?.first
+        else { return try await strays(positions) }
+        let (least, greatest) = ([extremes[0], extremes[2]], [extremes[1], extremes[3]])
+        let outerRanges = [outer.latitudes, outerLongitudes[0]]
+        let innerRanges = [inner.latitudes, innerLongitudes]
+        if (0..<2).contains(where: { !outerRanges[$0].contains(least[$0]) || !outerRanges[$0].contains(greatest[$0]) }) { return true }
+        for (axis, column) in ["latitude", "longitude"].enumerated() {
+            if least[axis] < innerRanges[axis].lowerBound,
+               try await strays(positions + " AND \(unescaped: column) < \(innerRanges[axis].lowerBound)") { return true }
+            if greatest[axis] > innerRanges[axis].upperBound,
+               try await strays(positions + " AND \(unescaped: column) > \(innerRanges[axis].upperBound)") { return true }
+        }
+        return false
+    }
+
+    /// The location `spot` takes from every one of its objects' photos, read in full: what
+    /// `fsck` checks the kept location against.
+    static func locationFromAllPhotos(of spot: SpotKey, _ transaction: any CatalogTransaction) async throws -> SpotLocation? {
         let photos = try await transaction.rows("""
-            SELECT \(unescaped: geotagColumns) FROM objects JOIN photos USING (digest)
+            SELECT \(unescaped: photoGeotagColumns) FROM objects JOIN photos ON photos.digest = objects.digest
             WHERE objects.bucket = \(spot.bucket) AND objects.spot_id = \(spot.id)
               AND photos.latitude IS NOT NULL AND photos.longitude IS NOT NULL
             ORDER BY objects.created_at, objects.name
@@ -132,12 +189,24 @@ extension SQLCatalog {
     }
 
     /// The domain values of `spots` (all in one bucket), in the same order, each with its
-    /// objects in name order and its distance from `distances`: three queries in all.
+    /// first `SpotDetails.shownObjects` objects in name order (a range of the name index
+    /// each, 250 spots to a statement) and its distance from `distances`.
     private static func details(
         of spots: [SpotRecord], distances: [String: Double] = [:], _ transaction: any CatalogTransaction
     ) async throws -> [SpotDetails] {
         guard let bucket = spots.first?.bucket else { return [] }
-        let objects = try await storedObjects(in: bucket, where: "spot_id", isIn: spots.map(\.id), transaction)
+        var objects: [StoredObject] = []
+        for start in stride(from: 0, to: spots.count, by: 250) {
+            let firstObjects = spots[start..<min(start + 250, spots.count)].enumerated().map { index, spot -> CatalogSQL in
+                let folder = spot.id + "/"
+                return """
+                    SELECT * FROM (SELECT \(unescaped: objectColumns) FROM objects
+                        WHERE bucket = \(bucket) AND name >= \(folder) AND name < \(ListingPlan.pastFolder(folder))
+                        ORDER BY name LIMIT \(SpotDetails.shownObjects)) AS spot\(unescaped: String(index))
+                    """
+            }
+            objects += try await storedObjects(CatalogSQL.joined(firstObjects, separator: " UNION ALL "), transaction)
+        }
         let objectsBySpot = Dictionary(grouping: objects) { $0.path.topFolder ?? "" }
         return spots.map { spot in spot.details(objects: objectsBySpot[spot.id] ?? [], distanceKm: distances[spot.id]) }
     }

@@ -13,6 +13,12 @@ package struct SpotLocation: Equatable {
     /// Whether another photo is more than `scatterThresholdKm` from `location`.
     package let scattered: Bool
 
+    package init(location: GeoPoint, place: Place?, scattered: Bool) {
+        self.location = location
+        self.place = place
+        self.scattered = scattered
+    }
+
     /// Derives the location from `photos`, the spot's photos in order (creation time,
     /// then name). Positions that are not valid (`GeoPoint.isValidPosition`) are skipped.
     /// `nil` when no photo has a valid position.

@@ -3,6 +3,9 @@ import Foundation
 /// A spot as readers see it: the owner's overrides, the location taken from its photos,
 /// and the photos themselves.
 public struct SpotDetails: Sendable, Equatable {
+    /// The most objects a spot's details carry, so a spot of any size costs the same to show.
+    public static let shownObjects = 100
+
     public var bucket: String
     public var id: String
     public var owner: String
@@ -19,7 +22,8 @@ public struct SpotDetails: Sendable, Equatable {
     public var cityOverride: String?
     /// True when the spot's photos are more than 1 km apart (`location` is then only the first's).
     public var scattered: Bool
-    /// The spot's objects in name order (at most the spot limit, so small).
+    /// The spot's first objects in name order, at most `shownObjects`; the listing of the
+    /// spot's folder pages through all of them.
     public var objects: [StoredObject]
     /// Distance from the query point, for `near` searches only.
     public var distanceKm: Double?

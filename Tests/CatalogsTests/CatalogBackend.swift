@@ -201,3 +201,15 @@ func isStrictlyIncreasing(_ keys: [String]) -> Bool {
 func lease(_ digest: Digest, in catalog: any Catalog) async throws -> LeaseID {
     try #require(try await catalog.lease([digest], at: Date(), for: 3600))
 }
+
+/// The point `km` from (`latitude`, `longitude`) along `bearing` (radians), on the catalog's sphere.
+func destination(_ latitude: Double, _ longitude: Double, bearing: Double, km: Double) -> (latitude: Double, longitude: Double) {
+    let delta = km / 6371.0088
+    let phi1 = latitude * .pi / 180
+    let lambda1 = longitude * .pi / 180
+    let phi2 = asin(min(1, max(-1, sin(phi1) * cos(delta) + cos(phi1) * sin(delta) * cos(bearing))))
+    let lambda2 = lambda1 + atan2(sin(bearing) * sin(delta) * cos(phi1), cos(delta) - sin(phi1) * sin(phi2))
+    var lon = (lambda2 * 180 / .pi).truncatingRemainder(dividingBy: 360)
+    if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
+    return (phi2 * 180 / .pi, lon)
+}

@@ -56,6 +56,32 @@ import Testing
         #expect(pole.latitudes.upperBound == 90)
     }
 
+    @Test func everyPointOfTheInscribedBoxIsWithinTheRadius() throws {
+        var generator = SeededGenerator(seed: 14)
+        for (latitude, longitude) in [(0.0, 0.0), (48.85, 2.35), (-33.9, 151.2), (70, -150), (89.9, 10), (-89.95, 0), (10, 179.9)] {
+            for radiusKm in [0.001, 1, 50] {
+                guard let box = BoundingBox(inscribedIn: radiusKm, latitude: latitude, longitude: longitude) else {
+                    // Only near a pole or the antimeridian is there no such box.
+                    let outer = BoundingBox(latitude: latitude, longitude: longitude, radiusKm: radiusKm)
+                    #expect(outer.longitudes?.count != 1 || abs(latitude) > 89 || abs(longitude) > 179, "\(latitude), \(longitude), \(radiusKm) km")
+                    continue
+                }
+                let longitudes = try #require(box.longitudes?.first)
+                let corners = [box.latitudes.lowerBound, box.latitudes.upperBound].flatMap { lat in
+                    [longitudes.lowerBound, longitudes.upperBound].map { (lat, $0) }
+                }
+                let inside = (0..<200).map { _ in
+                    (Double.random(in: box.latitudes, using: &generator), Double.random(in: longitudes, using: &generator))
+                }
+                for (lat, lon) in corners + inside {
+                    #expect(referenceDistanceKm(latitude, longitude, lat, lon) <= radiusKm, "\(lat), \(lon) around \(latitude), \(longitude)")
+                }
+                // Not a needlessly small box: its corners are at least 99% of the radius away.
+                #expect(corners.allSatisfy { referenceDistanceKm(latitude, longitude, $0.0, $0.1) >= 0.99 * radiusKm || abs(latitude) > 60 })
+            }
+        }
+    }
+
     @Test func aSpotLocationIsTheFirstValidPositionAndItsSpread() throws {
         let here = GeoPoint(latitude: 46.2, longitude: 6.15)
         let place = Place(city: "Genève")
@@ -74,17 +100,5 @@ import Testing
         #expect(try #require(locate([(here, nil), (near, nil), (far, nil)])).scattered)
         // An invalid position far away does not scatter a spot.
         #expect(try #require(locate([(here, nil), (GeoPoint(latitude: 0, longitude: 0), nil)])).scattered == false)
-    }
-
-    /// The point `km` from (`latitude`, `longitude`) along `bearing` (radians), on the catalog's sphere.
-    func destination(_ latitude: Double, _ longitude: Double, bearing: Double, km: Double) -> (latitude: Double, longitude: Double) {
-        let delta = km / 6371.0088
-        let phi1 = latitude * .pi / 180
-        let lambda1 = longitude * .pi / 180
-        let phi2 = asin(min(1, max(-1, sin(phi1) * cos(delta) + cos(phi1) * sin(delta) * cos(bearing))))
-        let lambda2 = lambda1 + atan2(sin(bearing) * sin(delta) * cos(phi1), cos(delta) - sin(phi1) * sin(phi2))
-        var lon = (lambda2 * 180 / .pi).truncatingRemainder(dividingBy: 360)
-        if lon > 180 { lon -= 360 } else if lon < -180 { lon += 360 }
-        return (phi2 * 180 / .pi, lon)
     }
 }

@@ -75,16 +75,22 @@ import Testing
             try await queue.write { db in
                 try db.execute(sql: "UPDATE spots SET latitude = NULL, longitude = NULL WHERE id = 'eiffel'")
                 try db.execute(sql: "DELETE FROM spots WHERE id = 'louvre'")
+                try db.execute(sql: "UPDATE spots SET object_count = 7 WHERE id = 'eiffel'")
+                try db.execute(sql: "UPDATE objects SET latitude = NULL WHERE name = 'eiffel/a.jpg'")
             }
             let issues = try await catalog.referenceIssues()
-            #expect(issues.count == 2, "\(issues)")
+            #expect(issues.count == 4, "\(issues)")
+            #expect(issues.first?.problem == "1 object records a position that is not its photo's (derived state out of date)")
+            #expect(issues.contains { $0.problem == "spot spots/eiffel records 7 objects but holds 1 (derived state out of date)" })
             #expect(issues.contains { $0.problem.contains("spots/louvre has objects but no spot row") && $0.repairable })
             #expect(issues.contains { $0.problem.contains("spots/eiffel") && $0.problem.contains("derived state") && $0.repairable })
-            #expect(try await catalog.repairIssues() == 2)
+            #expect(try await catalog.repairIssues() == 4)
             #expect(try await catalog.referenceIssues().isEmpty)
             let eiffel = try #require(try await catalog.spotDetails(bucket: "spots", id: "eiffel"))
             #expect(eiffel.location?.latitude == 48.8584)
+            #expect(eiffel.objectCount == 1)
             #expect(try await catalog.spot(bucket: "spots", id: "louvre")?.owner == "alice")
+            #expect(try await catalog.spot(bucket: "spots", id: "louvre")?.objectCount == 1)
         }
     }
 

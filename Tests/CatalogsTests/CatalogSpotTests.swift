@@ -1,6 +1,7 @@
 import Foundation
 import SpotCore
 import Testing
+import TestSupport
 
 /// The `Catalog` contract for spot details: places, the location derived from photos,
 /// and the owner's overrides, run against every backend.
@@ -126,6 +127,63 @@ import Testing
             // Without the first, 2 leads and 3 is 1.98 km from it.
             _ = try await catalog.removeObject(at: path("hike/1.jpg"))
             #expect(try await scattered() == true)
+        }
+    }
+
+    /// The count and location a spot keeps as objects come, change and go are what all of
+    /// its photos give, worked out here from scratch: near a pole and by the antimeridian
+    /// too, with positions on both sides of the 1 km mark.
+    @Test(arguments: CatalogBackend.allCases)
+    func theKeptCountAndLocationAreWhatAllThePhotosGiveAfterEveryChange(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            var generator = SeededGenerator(seed: 30)
+            for (number, (spot, center)) in [("paris", (48.85, 2.35)), ("pole", (89.995, 10.0)), ("dateline", (-16.5, 179.998))].enumerated() {
+                // The spot's photos in creation order.
+                var photos: [(name: String, latitude: Double, longitude: Double)] = []
+                for step in 0..<24 {
+                    let bearing = Double.random(in: 0..<2 * .pi, using: &generator)
+                    let (latitude, longitude) = destination(center.0, center.1, bearing: bearing, km: .random(in: 0...0.8, using: &generator))
+                    let seed = number * 100 + step
+                    switch photos.isEmpty ? 0 : Int.random(in: 0..<4, using: &generator) {
+                    case 0, 1:
+                        photos.append(("\(spot)/\(step).jpg", latitude, longitude))
+                        _ = try await catalog.commit(upload("\(spot)/\(step).jpg", seed: seed, photo: photo(at: latitude, longitude)), admission: SpotAdmission())
+                    case 2:
+                        let index = Int.random(in: photos.indices, using: &generator)
+                        photos[index] = (photos[index].name, latitude, longitude)
+                        _ = try await catalog.commit(upload(photos[index].name, seed: seed, photo: photo(at: latitude, longitude)), admission: SpotAdmission())
+                    default:
+                        _ = try await catalog.removeObject(at: path(photos.remove(at: Int.random(in: photos.indices, using: &generator)).name))
+                    }
+                    let kept = try await catalog.spotDetails(bucket: "spots", id: spot)
+                    let first = photos.first
+                    let scattered = first.map { first in
+                        photos.contains { referenceDistanceKm(first.latitude, first.longitude, $0.latitude, $0.longitude) > 1 }
+                    } ?? false
+                    #expect(kept?.objectCount == photos.count, "\(spot), step \(step)")
+                    #expect(kept?.location?.latitude == first?.latitude && kept?.location?.longitude == first?.longitude, "\(spot), step \(step)")
+                    #expect(kept?.scattered == scattered, "\(spot), step \(step)")
+                }
+            }
+            #expect(try await catalog.referenceIssues().isEmpty)
+        }
+    }
+
+    @Test(arguments: CatalogBackend.allCases)
+    func aSpotShowsItsFirstObjectsAndCountsThemAll(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            for index in 0..<(SpotDetails.shownObjects + 5) {
+                let lyon = index == 0 ? photo(at: 45.76, 4.83, city: "Lyon") : nil
+                _ = try await catalog.commit(upload("big/\(1000 + index).jpg", seed: index, photo: lyon), admission: SpotAdmission())
+            }
+            _ = try await catalog.commit(upload("big0/after.jpg", seed: 999), admission: SpotAdmission())
+            let first = (0..<SpotDetails.shownObjects).map { "big/\(1000 + $0).jpg" }
+            let spot = try #require(try await catalog.spotDetails(bucket: "spots", id: "big"))
+            #expect(spot.objectCount == SpotDetails.shownObjects + 5)
+            #expect(spot.objects.map(\.path.name) == first)
+            let found = try await catalog.findSpots(SpotQuery(bucket: "spots", criterion: .city("Lyon")))
+            #expect(found.spots.map(\.objectCount) == [SpotDetails.shownObjects + 5])
+            #expect(found.spots.first?.objects.map(\.path.name) == first)
         }
     }
 

@@ -2,6 +2,7 @@
 import SQLCatalog
 import Foundation
 import GRDB
+import GRDBSQLite
 import SpotCore
 import Testing
 
@@ -98,6 +99,7 @@ import Testing
         }
         _ = try await catalog.commit(upload("tie/b.jpg", seed: 1, photo: photo(at: 10, 10)), admission: SpotAdmission(maxObjects: 4))
         _ = try await catalog.commit(upload("tie/a.jpg", seed: 2, photo: photo(at: 20, 20)), admission: SpotAdmission(maxObjects: 4))
+        _ = try await catalog.commit(upload("tie/c.jpg", seed: 3), admission: SpotAdmission(maxObjects: 4))
         try await setCreatedAt("2024-01-01 00:00:00.000", of: "tie/a.jpg")
         try await setCreatedAt("2024-01-01 00:00:00.000", of: "tie/b.jpg")
         #expect(try await location() == GeoPoint(latitude: 20, longitude: 20))
@@ -143,9 +145,89 @@ import Testing
         _ = try await catalog.spotDetails(bucket: "spots", id: "s1")
         #expect(counter.count <= 4)
     }
+
+    /// A write's cost does not grow with its spot: committing, replacing, updating and
+    /// removing objects of a spot, and reading the spot, a page of its folder or a search,
+    /// take as many steps of SQLite's virtual machine (the work of a statement, rows
+    /// visited included, the same on every machine) in a spot of 150 objects as in one of
+    /// 1,500 (the same to a few steps).
+    @Test func writesAndReadsInASpotOf1500ObjectsWorkAsMuchAsInOneOf150() async throws {
+        let small = try await Self.stepsOfEachOperation(inASpotOf: 150)
+        let big = try await Self.stepsOfEachOperation(inASpotOf: 1500)
+        #expect(small.map(\.name) == big.map(\.name))
+        // A seek that ends past an index's last entry takes a step less than one that stops
+        // inside it: a few steps either way are where the keys fell, not more work.
+        for (operation, steps) in zip(small, big) {
+            #expect(abs(operation.steps - steps.steps) <= 5, "\(operation.name): \(operation.steps) steps in the small spot, \(steps.steps) in the big one")
+        }
+    }
+
+    /// The virtual machine steps of each write and read of `stepsOfEachOperation`, on a
+    /// spot of `size` objects, one in three geotagged within 330 m of the first.
+    static func stepsOfEachOperation(inASpotOf size: Int) async throws -> [(name: String, steps: Int64)] {
+        let counter = StepCounter()
+        var configuration = SQLiteDatabase.makeConfiguration()
+        configuration.prepareDatabase { db in counter.watch(db) }
+        let catalog = SQLiteCatalog(try SQLiteDatabase(DatabaseQueue(configuration: configuration)))
+        let admission = SpotAdmission(maxObjects: 10_000)
+        // Every object its own bytes (`digest(_:)` repeats after 256 seeds).
+        func upload(_ name: String, seed: Int, photo: PhotoMetadata? = nil) throws -> NewObject {
+            var object = try CatalogsTests.upload(name, seed: seed, photo: photo)
+            object.digest = Digest(bytes: withUnsafeBytes(of: UInt64(seed).littleEndian, Array.init) + Array(repeating: 7, count: 24))
+            return object
+        }
+        for index in 0..<size {
+            let geotag = index % 3 == 0 ? photo(at: 48.85 + Double(index % 30) / 10_000, 2.35, city: "Paris") : nil
+            _ = try await catalog.commit(upload("big/\(10_000 + index).jpg", seed: index, photo: geotag), admission: admission)
+        }
+        let stored = try #require(try await catalog.object(at: path("big/10002.jpg")))
+        let operations: [(name: String, run: () async throws -> Void)] = [
+            ("commit of a geotagged photo", { _ = try await catalog.commit(upload("big/new.jpg", seed: 100_000, photo: photo(at: 48.86, 2.36)), admission: admission) }),
+            ("replacement of the first photo", { _ = try await catalog.commit(upload("big/10000.jpg", seed: 100_001, photo: photo(at: 48.851, 2.351)), admission: admission) }),
+            ("replacement without a photo", { _ = try await catalog.commit(upload("big/10001.jpg", seed: 100_002), admission: admission) }),
+            ("metadata update", { _ = try await catalog.updateMetadata(of: stored.path, generation: stored.generation, contentType: "image/png", settings: ObjectSettings()) }),
+            ("removal of the first photo", { _ = try await catalog.removeObject(at: path("big/10000.jpg")) }),
+            ("removal of another", { _ = try await catalog.removeObject(at: path("big/10004.jpg")) }),
+            ("the spot's state", { _ = try await catalog.spot(bucket: "spots", id: "big") }),
+            ("an object to read", { _ = try await catalog.objectForReading(at: path("big/10005.jpg")) }),
+            ("the spot's details", { _ = try await catalog.spotDetails(bucket: "spots", id: "big") }),
+            ("a page of the folder", { _ = try await catalog.list(ListQuery(bucket: "spots", prefix: "big/", maxResults: 10)) }),
+            ("a search by city", { _ = try await catalog.findSpots(SpotQuery(bucket: "spots", criterion: .city("paris"))) }),
+            ("a search near a point", { _ = try await catalog.findSpots(CatalogSpotSearchTests.near(48.85, 2.35, 5, maxResults: 10)) }),
+        ]
+        var steps: [(name: String, steps: Int64)] = []
+        for operation in operations {
+            counter.reset()
+            try await operation.run()
+            steps.append((operation.name, counter.total))
+        }
+        return steps
+    }
 }
 
-/// Counts SELECT statements from any connection.
+/// Counts the steps of SQLite's virtual machine that the statements of watched
+/// connections take.
+final class StepCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var steps: Int64 = 0
+
+    var total: Int64 { lock.withLock { steps } }
+    func reset() { lock.withLock { steps = 0 } }
+
+    /// Adds the steps of every statement `db` runs from now on (its trace is this counter's).
+    func watch(_ db: Database) {
+        sqlite3_trace_v2(db.sqliteConnection, UInt32(SQLITE_TRACE_PROFILE), { _, context, statement, _ in
+            guard let context, let statement else { return 0 }
+            let steps = Int64(sqlite3_stmt_status(OpaquePointer(statement), SQLITE_STMTSTATUS_VM_STEP, 1))
+            Unmanaged<StepCounter>.fromOpaque(context).takeUnretainedValue().add(steps)
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func add(_ count: Int64) { lock.withLock { steps += count } }
+}
+
+/// Counts statements (SELECTs, or what a test picks) from any connection.
 final class SelectCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0

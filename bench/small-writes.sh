@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Small durable writes: tiny PUTs into one folder of the embedded store, side by side with
+# the floor (bench/durable-floor.py: the same bytes written, synced, renamed and recorded in
+# SQLite with synchronous=FULL, one transaction each) at the same concurrency, on the same disk.
+#
+#   bench/small-writes.sh                       # builds the release binary if SPOTSTORE is not set
+#   CLIENTS="8 64" COUNT=2000 SIZE=100 bench/small-writes.sh
+#   SMOKE=1 bench/small-writes.sh               # 8 clients, 200 writes: checks it works
+#
+# For each number of clients: SpotStore's writes per second (and p50/p99 latency) over HTTP,
+# every object its own bytes, all in folder `bulk` of bucket `files`; then the floor with as
+# many threads. Target: SpotStore >= 1.0x the floor. Environment: SPOTSTORE, CLIENTS ("8 64"),
+# COUNT (2000 per run), SIZE (bytes, 100), PORT (18182), KEEP=1, SMOKE=1.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+die() { printf 'small-writes.sh: %s\n' "$*" >&2; exit 1; }
+log() { printf '== %s\n' "$*" >&2; }
+. "$HERE/common.sh"
+if smoke; then CLIENTS=${CLIENTS:-8}; COUNT=${COUNT:-200}; fi
+CLIENTS=${CLIENTS:-8 64}
+COUNT=${COUNT:-2000}
+SIZE=${SIZE:-100}
+PORT=${PORT:-18182}
+use_spotstore
+command -v python3 >/dev/null || die "python3 is missing (apt-get install python3)"
+use_workdir
+TOKEN=$("$SPOTSTORE" users add bench --store "$work/store" 2>"$work/users.log" | tail -1) ||
+  die "spotstore users add failed: $(cat "$work/users.log")"
+cat >"$work/writes.rules" <<'RULES'
+rules_version = '2';
+// bench/small-writes.sh: any bytes up to 1 MiB in bucket `files`, no thumbnails.
+service firebase.storage {
+  match /b/files/o/{path=**} {
+    limit size: 1 MiB, thumbnails: false;
+    allow read, write, list: if request.auth != null;
+  }
+}
+RULES
+start_spotstore "$PORT" --rules "$work/writes.rules" --max-uploads-per-client 1000
+mkdir -p "$RESULTS"
+report=$RESULTS/small-writes-$(date -u +%Y%m%dT%H%M%SZ).txt
+{
+  printf 'small-writes: %s tiny PUTs of %s bytes per run into files/bulk, %s; load %s\n' "$COUNT" "$SIZE" "$SPOTSTORE" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '%-8s %14s %14s %8s %9s %9s\n' clients 'spotstore w/s' 'floor w/s' ratio 'p50 ms' 'p99 ms'
+  round=0
+  for clients in $CLIENTS; do
+    round=$((round + 1))
+    read -r _ _ _ _ ours p50 p99 failed < <(python3 "$HERE/small-writes.py" "http://127.0.0.1:$PORT" "$TOKEN" files "bulk$round" "$COUNT" "$clients" "$SIZE")
+    [[ $failed == 0 ]] || die "$failed of $COUNT PUTs failed; see $work/server.log"
+    read -r _ _ _ _ floor < <(python3 "$HERE/durable-floor.py" "$work/floor$round" "$COUNT" "$clients" "$SIZE")
+    ratio=$(python3 -c "print(f'{$ours / $floor:.2f}')")
+    printf '%-8s %14s %14s %8s %9s %9s\n' "$clients" "$ours" "$floor" "${ratio}x" "$p50" "$p99"
+    if ! smoke && python3 -c "import sys; sys.exit(0 if $ours >= $floor else 1)"; then :; elif ! smoke; then echo "MISSED: $clients clients at ${ratio}x the floor (target 1.0x)"; fi
+  done
+} | tee "$report"
+log "saved $report"
