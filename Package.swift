@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "spotstore", targets: ["SpotStoreCLI"]),
         .executable(name: "spotfuzz", targets: ["SpotFuzz"]),
+        .executable(name: "spotstore-bench-fill", targets: ["BenchFill"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -190,6 +191,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "SpotFuzz", dependencies: ["FuzzTargets"]),
+        .executableTarget(name: "BenchFill", dependencies: ["SpotCore", "Catalogs"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]
 )

@@ -1,0 +1,63 @@
+import Catalogs
+import Foundation
+import SpotCore
+
+/// Fills an embedded store's catalog for `bench/scale.sh`, through the catalog's own
+/// commits (so spot counts, positions and locations are what uploads would leave): tiny
+/// objects `fill-FROM.txt` up to `fill-TO.txt` (excluded) in one folder, and spots
+/// `spot-SPOTS_FROM` up to `spot-SPOTS_TO` of one geotagged photo each, 25 to a city of
+/// 100 in turn, on a grid of 500 by 500 points 1/250° apart from (45, 5), column by column. The objects' bytes are not stored: the bench never reads them.
+///
+///     spotstore-bench-fill CATALOG OWNER BUCKET/FOLDER FROM TO SPOTS_BUCKET SPOTS_FROM SPOTS_TO
+@main struct BenchFill {
+    /// Commits under way at once: enough for group commit to share each sync.
+    static let concurrency = 64
+
+    static func main() async throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let numbers = arguments.count == 8 ? [3, 4, 6, 7].compactMap { Int(arguments[$0]) } : []
+        guard numbers.count == 4, let slash = arguments[2].firstIndex(of: "/") else {
+            FileHandle.standardError.write(Data("usage: spotstore-bench-fill CATALOG OWNER BUCKET/FOLDER FROM TO SPOTS_BUCKET SPOTS_FROM SPOTS_TO\n".utf8))
+            exit(2)
+        }
+        let (owner, folder, spotsBucket) = (arguments[1], arguments[2], arguments[5])
+        let (objects, spots) = (numbers[0]..<max(numbers[0], numbers[1]), numbers[2]..<max(numbers[2], numbers[3]))
+        let catalog = try SQLiteCatalog(path: arguments[0])
+        let (bucket, name) = (String(folder[..<slash]), String(folder[folder.index(after: slash)...]))
+        try await commit(objects, what: "objects in \(folder)", into: catalog) { index in
+            NewObject(
+                path: try ObjectPath(bucket: bucket, name: "\(name)/fill-\(index).txt"), digest: digest(index, kind: 1), size: 100,
+                contentType: "text/plain", owner: owner)
+        }
+        try await commit(spots, what: "spots in \(spotsBucket)", into: catalog) { index in
+            let location = GeoPoint(latitude: 45 + Double(index % 500) / 250, longitude: 5 + Double(index / 500 % 500) / 250)
+            let photo = PhotoMetadata(width: 1, height: 1, location: location, place: Place(city: "City \(index / 25 % 100)", country: "Bench"))
+            return NewObject(
+                path: try ObjectPath(bucket: spotsBucket, name: "spot-\(index)/photo.jpg"), digest: digest(index, kind: 2), size: 100,
+                contentType: "image/jpeg", owner: owner, photo: photo)
+        }
+    }
+
+    /// Commits `make(index)` for each of `indices`, `concurrency` at a time, printing progress every tenth.
+    static func commit(
+        _ indices: Range<Int>, what: String, into catalog: SQLiteCatalog, _ make: @escaping @Sendable (Int) throws -> NewObject
+    ) async throws {
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (done, index) in indices.enumerated() {
+                if done >= concurrency { try await group.next() }
+                if indices.count >= 10, done % (indices.count / 10) == 0, done > 0 {
+                    FileHandle.standardError.write(Data("  \(done) of \(indices.count) \(what), \(ContinuousClock.now - started)\n".utf8))
+                }
+                group.addTask { _ = try await catalog.commit(try make(index), admission: SpotAdmission()) }
+            }
+            try await group.waitForAll()
+        }
+        FileHandle.standardError.write(Data("  \(indices.count) \(what) in \(ContinuousClock.now - started)\n".utf8))
+    }
+
+    /// A digest of its own for object `index` of `kind`.
+    static func digest(_ index: Int, kind: UInt8) -> Digest {
+        Digest(bytes: [kind] + withUnsafeBytes(of: UInt64(index).littleEndian, Array.init) + [UInt8](repeating: 0x5A, count: 23))
+    }
+}
