@@ -37,6 +37,7 @@ package final class SQLiteGroupCommit: Sendable {
             enqueue(PendingWrite(
                 run: { db in
                     let result: Result<T, any Error>
+                    defer { outcome.withLock { $0 = result } }
                     do {
                         var value: T?
                         try db.inSavepoint {
@@ -46,8 +47,9 @@ package final class SQLiteGroupCommit: Sendable {
                         result = value.map { .success($0) } ?? .failure(SpotError(.internal, "a catalog write gave nothing"))
                     } catch {
                         result = .failure(error)
+                        return error
                     }
-                    outcome.withLock { $0 = result }
+                    return nil
                 },
                 finish: { transactionError in
                     if let transactionError { continuation.resume(throwing: transactionError) } else { continuation.resume(with: outcome.withLock { $0 }) }
@@ -74,11 +76,9 @@ package final class SQLiteGroupCommit: Sendable {
                 try await dbWriter.write { db in
                     for write in batch {
                         // An I/O error or a full disk can make SQLite roll the whole
-                        // transaction back: what follows must not run on its own.
-                        guard db.isInsideTransaction else {
-                            throw SpotError(.unavailable, "the catalog's transaction was rolled back; retry")
-                        }
-                        write.run(db)
+                        // transaction back: then no write of the batch is kept, and each
+                        // caller learns why.
+                        if let error = write.run(db), !db.isInsideTransaction { throw error }
                     }
                 }
                 for write in batch { write.finish(nil) }
@@ -104,9 +104,9 @@ package final class SQLiteGroupCommit: Sendable {
     }
 }
 
-/// One write waiting for its transaction: `run` runs it in a savepoint and keeps its
-/// outcome; `finish` answers its caller, with the transaction's error when it failed.
+/// One write waiting for its transaction: `run` runs it in a savepoint, keeps its outcome
+/// and returns its error; `finish` answers its caller, with the transaction's error when it failed.
 private struct PendingWrite: Sendable {
-    let run: @Sendable (GRDB.Database) -> Void
+    let run: @Sendable (GRDB.Database) -> (any Error)?
     let finish: @Sendable ((any Error)?) -> Void
 }

@@ -44,10 +44,6 @@ public final class PostgresDatabase: CatalogDatabase {
     static let outageWait: Duration = .seconds(1)
     /// Attempts of a write that deadlocked or failed to serialize with another.
     static let writeAttempts = 5
-    /// How long an operation waits for PostgreSQL's answers once it has a connection: a
-    /// query sent on a connection the server is closing can stay unanswered for good in
-    /// postgres-nio 1.33, and a request must not hang with it.
-    static let answerLimit: Duration = .seconds(120)
 
     let client: PostgresClient
     let url: PostgresURL
@@ -205,7 +201,7 @@ public final class PostgresDatabase: CatalogDatabase {
             let value = try await withDeadline(wait, expiry: { lease.giveUp() ? self.unreachable(after: wait) : nil }) {
                 try await client.withConnection { connection in
                     guard lease.lend() else { throw CancellationError() }
-                    return try await withDeadline(Self.answerLimit, expiry: { self.unanswered() }) { try await body(connection) }
+                    return try await body(connection)
                 }
             }
             Self.record(kind, outcome: "ok", since: started)
@@ -220,11 +216,6 @@ public final class PostgresDatabase: CatalogDatabase {
     private static func record(_ kind: String, outcome: String, since started: ContinuousClock.Instant) {
         Counter(label: "spotstore_catalog_transactions_total", dimensions: [("kind", kind), ("outcome", outcome)]).increment()
         Timer(label: "spotstore_catalog_transaction_duration_seconds", dimensions: [("kind", kind)]).record(duration: ContinuousClock.now - started)
-    }
-
-    /// The error of an operation whose connection gave no answer within `answerLimit`.
-    private func unanswered() -> SpotError {
-        SpotError(.unavailable, "PostgreSQL at \(url.endpoint) did not answer within \(Self.answerLimit.components.seconds) s; retry shortly")
     }
 
     /// The error of an operation that got no connection in time, with what the listener

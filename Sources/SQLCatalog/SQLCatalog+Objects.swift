@@ -134,7 +134,7 @@ extension SQLCatalog {
                     content_type = excluded.content_type, owner = excluded.owner, updated_at = excluded.updated_at, md5 = excluded.md5,
                     settings_json = excluded.settings_json, generation = excluded.generation, metageneration = 1,
                     latitude = excluded.latitude, longitude = excluded.longitude
-                RETURNING id, latitude
+                RETURNING id, latitude, longitude
                 """)
             else { throw SpotError(.internal, "the catalog wrote object \(object.path) without an id") }
             let objectId: Int64 = try row(0)
@@ -155,9 +155,11 @@ extension SQLCatalog {
             if let spotKey, let spot {
                 var record = spot.stored ?? SpotRecord(bucket: bucket, id: spotKey.id, owner: object.owner, createdAt: now)
                 if !spot.isReplacement { record.objectCount += 1 }
-                let isGeotagged = try (row(1) as Double?) != nil
-                if isGeotagged || spot.isReplacement || staleSpots.remove(spotKey) != nil {
-                    record.setLocation(try await Self.derivedLocation(of: spotKey, transaction))
+                let position = try (row(1) as Double?).map { GeoPoint(latitude: $0, longitude: try row(2)) }
+                let photoMoved = staleSpots.remove(spotKey) != nil
+                if position != nil || spot.isReplacement || photoMoved {
+                    let change: PositionChange = if let position, !spot.isReplacement, !photoMoved { .added(position) } else { .other }
+                    record.setLocation(try await Self.derivedLocation(of: spotKey, kept: spot.stored, change: change, transaction))
                 }
                 if record != spot.stored { try await transaction.run(record.update) }
             }
@@ -202,18 +204,22 @@ extension SQLCatalog {
     }
 
     /// Its download tokens go with it (cascade); photo metadata and thumbnails stay for gc.
-    /// The spot's count and location change under its row's lock.
+    /// The spot's row is locked first, as a commit locks it, and its count and location
+    /// change only when this removal deleted the row (another may have got there first).
     public func removeObject(at path: ObjectPath) async throws -> StoredObject? {
         try await write { transaction in
             guard let stored = try await Self.fetchObject(at: path, transaction) else { return nil }
-            let removed = try await transaction.row("DELETE FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name) RETURNING latitude")
-            if let spotId = path.topFolder, var spot = try await Self.spotRecord(bucket: path.bucket, id: spotId, lock: true, transaction) {
-                let before = spot
-                spot.objectCount = max(0, spot.objectCount - 1)
-                if try (removed?(0) as Double?) != nil {
-                    spot.setLocation(try await Self.derivedLocation(of: SpotKey(bucket: path.bucket, id: spotId), transaction))
+            var spot: SpotRecord?
+            if let spotId = path.topFolder { spot = try await Self.spotRecord(bucket: path.bucket, id: spotId, lock: true, transaction) }
+            guard let removed = try await transaction.row("DELETE FROM objects WHERE bucket = \(path.bucket) AND name = \(path.name) RETURNING latitude")
+            else { return nil }
+            if var record = spot {
+                record.objectCount = max(0, record.objectCount - 1)
+                if try (removed(0) as Double?) != nil {
+                    record.setLocation(try await Self.derivedLocation(
+                        of: SpotKey(bucket: record.bucket, id: record.id), kept: spot, change: .removed, transaction))
                 }
-                if spot != before { try await transaction.run(spot.update) }
+                if record != spot { try await transaction.run(record.update) }
             }
             return stored
         }

@@ -107,42 +107,50 @@ extension SQLCatalog {
     static func refreshLocation(of spot: SpotKey, _ transaction: any CatalogTransaction) async throws {
         guard var record = try await spotRecord(bucket: spot.bucket, id: spot.id, lock: true, transaction) else { return }
         let before = record
-        record.setLocation(try await derivedLocation(of: spot, transaction))
+        record.setLocation(try await derivedLocation(of: spot, kept: before, change: .other, transaction))
         if record != before { try await transaction.run(record.update) }
     }
 
     /// The location `spot` takes from its objects (`SpotLocation`: the first by creation
     /// time, then name, with a valid position; its place; whether another is more than
-    /// 1 km away), `nil` when none has a position. One statement reads the first through
-    /// the `objects_on_spot_position_order` index and the extremes of the positions through
-    /// `objects_on_spot_latitude` and `…_longitude`; `isScattered` reads more only when a
-    /// position lies near the 1 km mark. So the cost does not grow with the spot.
-    static func derivedLocation(of spot: SpotKey, _ transaction: any CatalogTransaction) async throws -> SpotLocation? {
-        let positioned: CatalogSQL = "FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND latitude IS NOT NULL"
+    /// 1 km away), `nil` when none has a position, after `change` to the location `kept`.
+    ///
+    /// The first is read through the `objects_on_spot_position_order` index. While it stays
+    /// the first, a position added makes the spot scattered when it is far from the first,
+    /// and one removed from a spot that was not scattered leaves it so. Otherwise
+    /// `isScattered` reads the extremes of the positions. So the cost does not grow with the spot.
+    static func derivedLocation(
+        of spot: SpotKey, kept: SpotRecord?, change: PositionChange, _ transaction: any CatalogTransaction
+    ) async throws -> SpotLocation? {
         guard let row = try await transaction.row("""
-            SELECT \(unescaped: photoGeotagColumns), (SELECT MIN(latitude) \(positioned)), (SELECT MAX(latitude) \(positioned)),
-                (SELECT MIN(longitude) \(positioned)), (SELECT MAX(longitude) \(positioned))
-            FROM objects JOIN photos ON photos.digest = objects.digest
+            SELECT \(unescaped: photoGeotagColumns) FROM objects JOIN photos ON photos.digest = objects.digest
             WHERE objects.bucket = \(spot.bucket) AND objects.spot_id = \(spot.id) AND objects.latitude IS NOT NULL
             ORDER BY objects.created_at, objects.name LIMIT 1
             """)
         else { return nil }
         let (location, place) = try geotag(row, from: 0)
         guard let first = location else { throw SpotError(.internal, "the catalog lost the position of spot \(spot.bucket)/\(spot.id)'s first photo") }
-        let extremes: [Double] = try (9..<13).map { try row($0) }
-        let scattered = try await isScattered(spot, around: first, extremes: extremes, transaction)
-        return SpotLocation(location: first, place: place, scattered: scattered)
+        if let kept, kept.location == first {
+            switch change {
+            case .added(let position):
+                let strays = GreatCircle.distanceKm(first, position) > SpotLocation.scatterThresholdKm
+                return SpotLocation(location: first, place: place, scattered: kept.scattered || strays)
+            case .removed where !kept.scattered:
+                return SpotLocation(location: first, place: place, scattered: false)
+            default: break
+            }
+        }
+        return SpotLocation(location: first, place: place, scattered: try await isScattered(spot, around: first, transaction))
     }
 
     /// Whether a position in `spot` lies more than `SpotLocation.scatterThresholdKm` from
-    /// `first`, given the extremes of its positions (least and greatest latitude, then
-    /// longitude). Every position outside the box holding all positions within that
-    /// distance (`BoundingBox`) is farther; every one inside the box whose positions are all
-    /// within it (`BoundingBox(inscribedIn:)`) is not; only those between the boxes are
-    /// measured, one side at a time. Near a pole or the antimeridian every position is.
-    private static func isScattered(
-        _ spot: SpotKey, around first: GeoPoint, extremes: [Double], _ transaction: any CatalogTransaction
-    ) async throws -> Bool {
+    /// `first`, from the extremes of its positions (least and greatest latitude, then
+    /// longitude; one statement of four index probes). Every position outside the box
+    /// holding all positions within that distance (`BoundingBox`) is farther; every one
+    /// inside the box whose positions are all within it (`BoundingBox(inscribedIn:)`) is
+    /// not; only those between the boxes are measured, one side at a time. Near a pole or
+    /// the antimeridian every position is.
+    private static func isScattered(_ spot: SpotKey, around first: GeoPoint, _ transaction: any CatalogTransaction) async throws -> Bool {
         let threshold = SpotLocation.scatterThresholdKm
         let positions: CatalogSQL = """
             SELECT latitude, longitude FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND latitude IS NOT NULL
@@ -157,6 +165,13 @@ extension SQLCatalog {
               let inner = BoundingBox(inscribedIn: threshold, latitude: first.latitude, longitude: first.longitude),
               let innerLongitudes = inner.longitudes?.first
         else { return try await strays(positions) }
+        let inSpot: CatalogSQL = "FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND latitude IS NOT NULL"
+        guard let row = try await transaction.row("""
+            SELECT (SELECT MIN(latitude) \(inSpot)), (SELECT MAX(latitude) \(inSpot)), (SELECT MIN(longitude) \(inSpot)),
+                (SELECT MAX(longitude) \(inSpot))
+            """)
+        else { return false }
+        let extremes: [Double] = try (0..<4).map { try row($0) }
         let (least, greatest) = ([extremes[0], extremes[2]], [extremes[1], extremes[3]])
         let outerRanges = [outer.latitudes, outerLongitudes[0]]
         let innerRanges = [inner.latitudes, innerLongitudes]
@@ -205,7 +220,7 @@ extension SQLCatalog {
                         ORDER BY name LIMIT \(SpotDetails.shownObjects)) AS spot\(unescaped: String(index))
                     """
             }
-            objects += try await storedObjects(CatalogSQL.joined(firstObjects, separator: " UNION ALL "), transaction)
+            objects += try await storedObjects(CatalogSQL.joined(firstObjects, separator: " UNION ALL ") + " ORDER BY name", transaction)
         }
         let objectsBySpot = Dictionary(grouping: objects) { $0.path.topFolder ?? "" }
         return spots.map { spot in spot.details(objects: objectsBySpot[spot.id] ?? [], distanceKm: distances[spot.id]) }

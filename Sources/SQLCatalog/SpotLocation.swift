@@ -39,3 +39,13 @@ package struct SpotLocation: Equatable {
         self.scattered = scattered
     }
 }
+
+/// How a spot's positions changed, so its location can be brought up to date with little reading.
+enum PositionChange {
+    /// A new object (created last) at this position.
+    case added(GeoPoint)
+    /// An object with a position was removed.
+    case removed
+    /// Anything else: a replacement, a photo's new metadata, a repair.
+    case other
+}
