@@ -66,20 +66,14 @@ report=$RESULTS/scale-$(date -u +%Y%m%dT%H%M%SZ).txt
     [[ -n $first ]] || first=$line
     last=$line
   done
-  python3 - "$first" "$last" <<'RATIO'
+  python3 - "$first" "$last" "${SMOKE:-}" <<'RATIO'
 import sys
 first, last = ([float(x) for x in line.split()] for line in sys.argv[1:3])
 ratios = [l / f if f else 0 for f, l in zip(first, last)]
 print("largest/smallest " + " ".join(f"{r:.2f}x" for r in ratios))
+if not sys.argv[3]:
+    for name, ratio in zip(["PUT", "CPU/PUT", "list", "city", "near", "DELETE"], ratios):
+        if ratio > 1.2: print(f"MISSED: {name} at {ratio:.2f}x the smallest size (target 1.2x)")
 RATIO
 } | tee "$report"
-if ! smoke; then
-  python3 - "$report" <<'TARGET' || true
-import sys
-ratios = [float(x[:-1]) for x in open(sys.argv[1]).read().split("largest/smallest ")[1].split()[:6]]
-names = ["PUT", "CPU/PUT", "list", "city", "near", "DELETE"]
-for name, ratio in zip(names, ratios):
-    if ratio > 1.2: print(f"MISSED: {name} at {ratio:.2f}x the smallest size (target 1.2x)")
-TARGET
-fi
 log "saved $report"

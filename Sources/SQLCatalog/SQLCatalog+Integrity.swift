@@ -107,6 +107,11 @@ extension SQLCatalog {
         }
     }
 
+    /// The expression counting the objects of `spot`, read in full (what repairs set its count to).
+    private static func objectCount(of spot: SpotKey) -> CatalogSQL {
+        "(SELECT COUNT(*) FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id))"
+    }
+
     /// A repair of one reference issue, run in the repairing transaction.
     private typealias Repair = @Sendable (any CatalogTransaction) async throws -> Void
 
@@ -125,11 +130,7 @@ extension SQLCatalog {
                     + " (derived state out of date)",
                 remedy: "run `spotstore fsck --repair` to copy it again from the photos", repairable: true)
             issues.append((issue, { transaction in
-                try await transaction.run("""
-                    UPDATE objects SET latitude = \(position("latitude", ofDigest: "objects.digest")),
-                        longitude = \(position("longitude", ofDigest: "objects.digest"))
-                    WHERE \(strayPositions)
-                    """)
+                try await transaction.run("UPDATE objects SET \(photoPositions(ofDigest: "objects.digest")) WHERE \(strayPositions)")
             }))
         }
         // Objects in a spot that has no spot row: its owner (who may add to it) is unknown.
@@ -145,7 +146,7 @@ extension SQLCatalog {
             issues.append((issue, { transaction in
                 try await transaction.run("""
                     INSERT INTO spots (bucket, id, owner, created_at, object_count)
-                    SELECT bucket, spot_id, owner, created_at, (SELECT COUNT(*) FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id))
+                    SELECT bucket, spot_id, owner, created_at, \(objectCount(of: spot))
                     FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)
                     ORDER BY created_at, id LIMIT 1
                     """)
@@ -168,8 +169,7 @@ extension SQLCatalog {
                     remedy: "run `spotstore fsck --repair` to count them again", repairable: true)
                 issues.append((issue, { transaction in
                     try await transaction.run("""
-                        UPDATE spots SET object_count = (SELECT COUNT(*) FROM objects WHERE bucket = \(key.bucket) AND spot_id = \(key.id))
-                        WHERE bucket = \(key.bucket) AND id = \(key.id)
+                        UPDATE spots SET object_count = \(objectCount(of: key)) WHERE bucket = \(key.bucket) AND id = \(key.id)
                         """)
                 }))
             }

@@ -145,8 +145,7 @@ extension SQLCatalog {
             var staleSpots: Set<SpotKey> = []
             if photoChanged {
                 for row in try await transaction.rows("""
-                    UPDATE objects SET latitude = \(Self.position("latitude", ofDigest: "\(digest)")),
-                        longitude = \(Self.position("longitude", ofDigest: "\(digest)"))
+                    UPDATE objects SET \(Self.photoPositions(ofDigest: "\(digest)"))
                     WHERE digest = \(digest) AND id <> \(objectId) RETURNING bucket, spot_id
                     """) {
                     if let id: String = try row(1) { staleSpots.insert(SpotKey(bucket: try row(0), id: id)) }
@@ -180,6 +179,11 @@ extension SQLCatalog {
     /// object of the blob repeats.
     static func position(_ column: StaticString, ofDigest digest: CatalogSQL) -> CatalogSQL {
         "(SELECT photos.\(unescaped: "\(column)") FROM photos WHERE photos.digest = \(digest) AND \(unescaped: photoHasValidPosition))"
+    }
+
+    /// The `SET` list giving objects the position (`position(_:ofDigest:)`) of their photo.
+    static func photoPositions(ofDigest digest: CatalogSQL) -> CatalogSQL {
+        "latitude = \(position("latitude", ofDigest: digest)), longitude = \(position("longitude", ofDigest: digest))"
     }
 
     /// Holds the object's row (`CatalogSQL.forUpdate`), so a replacement meanwhile is seen.

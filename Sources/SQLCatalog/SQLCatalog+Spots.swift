@@ -133,8 +133,7 @@ extension SQLCatalog {
         if let kept, kept.location == first {
             switch change {
             case .added(let position):
-                let strays = GreatCircle.distanceKm(first, position) > SpotLocation.scatterThresholdKm
-                return SpotLocation(location: first, place: place, scattered: kept.scattered || strays)
+                return SpotLocation(location: first, place: place, scattered: kept.scattered || SpotLocation.scatters(position, from: first))
             case .removed where !kept.scattered:
                 return SpotLocation(location: first, place: place, scattered: false)
             default: break
@@ -152,12 +151,11 @@ extension SQLCatalog {
     /// the antimeridian every position is.
     private static func isScattered(_ spot: SpotKey, around first: GeoPoint, _ transaction: any CatalogTransaction) async throws -> Bool {
         let threshold = SpotLocation.scatterThresholdKm
-        let positions: CatalogSQL = """
-            SELECT latitude, longitude FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND latitude IS NOT NULL
-            """
+        let inSpot: CatalogSQL = "FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND latitude IS NOT NULL"
+        let positions: CatalogSQL = "SELECT latitude, longitude " + inSpot
         func strays(_ query: CatalogSQL) async throws -> Bool {
             try await transaction.rows(query).contains { row in
-                GreatCircle.distanceKm(first, GeoPoint(latitude: try row(0), longitude: try row(1))) > threshold
+                SpotLocation.scatters(GeoPoint(latitude: try row(0), longitude: try row(1)), from: first)
             }
         }
         let outer = BoundingBox(latitude: first.latitude, longitude: first.longitude, radiusKm: threshold)
@@ -165,7 +163,6 @@ extension SQLCatalog {
               let inner = BoundingBox(inscribedIn: threshold, latitude: first.latitude, longitude: first.longitude),
               let innerLongitudes = inner.longitudes?.first
         else { return try await strays(positions) }
-        let inSpot: CatalogSQL = "FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id) AND latitude IS NOT NULL"
         guard let row = try await transaction.row("""
             SELECT (SELECT MIN(latitude) \(inSpot)), (SELECT MAX(latitude) \(inSpot)), (SELECT MIN(longitude) \(inSpot)),
                 (SELECT MAX(longitude) \(inSpot))

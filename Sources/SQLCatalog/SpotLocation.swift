@@ -31,12 +31,18 @@ package struct SpotLocation: Equatable {
         self.place = place
         var scattered = false
         while let (other, _) = positioned.next() {
-            if GreatCircle.distanceKm(first, other) > Self.scatterThresholdKm {
+            if Self.scatters(other, from: first) {
                 scattered = true
                 break
             }
         }
         self.scattered = scattered
+    }
+
+    /// Whether a photo at `position` makes a spot whose first photo is at `first` scattered:
+    /// it is more than `scatterThresholdKm` away.
+    package static func scatters(_ position: GeoPoint, from first: GeoPoint) -> Bool {
+        GreatCircle.distanceKm(first, position) > scatterThresholdKm
     }
 }
 
