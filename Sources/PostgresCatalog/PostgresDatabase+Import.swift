@@ -51,9 +51,10 @@ extension SQLCatalog where Database == PostgresDatabase {
             try await transaction.run("SET LOCAL TimeZone = 'UTC'")
             for table in tables {
                 guard CatalogTable.durable.contains(table.name) else { throw SpotError(.internal, "\(table.name) is not a catalog table") }
+                // Generated columns (a spot's latitude band) are derived here, never copied.
                 let known = Set(try await transaction.rows("""
                     SELECT CAST(column_name AS text) FROM information_schema.columns
-                    WHERE table_schema = current_schema() AND table_name = \(table.name)
+                    WHERE table_schema = current_schema() AND table_name = \(table.name) AND is_generated = 'NEVER'
                     """).map { try $0(0) as String })
                 let columns = table.columns.filter(known.contains).map { "\"\($0)\"" }.joined(separator: ", ")
                 let overriding = table.name == "objects" ? "OVERRIDING SYSTEM VALUE" : ""

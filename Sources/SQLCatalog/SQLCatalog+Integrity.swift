@@ -2,34 +2,50 @@ import Foundation
 import SpotCore
 
 extension SQLCatalog {
-    /// From one snapshot.
-    public func blobReferences() async throws -> BlobReferences {
+    /// From one snapshot; each table's rows of the prefix are a range of its digest index.
+    public func blobReferences(withPrefix prefix: DigestPrefix) async throws -> BlobReferences {
         try await read { transaction in
             var references = BlobReferences()
-            for row in try await transaction.rows("SELECT bucket, name, digest, size FROM objects ORDER BY bucket, name") {
+            for row in try await transaction.rows("""
+                SELECT bucket, name, digest, size FROM objects WHERE \(Self.digest("digest", startingWith: prefix)) ORDER BY bucket, name
+                """) {
                 let path = "\(try row(0) as String)/\(try row(1) as String)"
                 references.objects.append(.init(path: path, digest: try storedDigest(row(2)), size: try row(3)))
             }
-            for row in try await transaction.rows("SELECT digest, size, thumb_digest, byte_count FROM thumbnails ORDER BY digest, size, content_type") {
+            for row in try await transaction.rows("""
+                SELECT digest, size, thumb_digest, byte_count FROM thumbnails WHERE \(Self.digest("thumb_digest", startingWith: prefix))
+                ORDER BY digest, size, content_type
+                """) {
                 references.thumbnails.append(.init(
                     original: try storedDigest(row(0)), edge: try row(1), digest: try storedDigest(row(2)), byteCount: try row(3)))
             }
-            for row in try await transaction.rows("SELECT digest, free_digest FROM location_free_blobs ORDER BY digest") {
+            for row in try await transaction.rows("""
+                SELECT digest, free_digest FROM location_free_blobs WHERE \(Self.digest("free_digest", startingWith: prefix)) ORDER BY digest
+                """) {
                 references.locationFree.append(.init(original: try storedDigest(row(0)), digest: try storedDigest(row(1))))
             }
             for row in try await transaction.rows("""
-                SELECT digest, MAX(expires_at) FROM leased_blobs JOIN leases ON leases.id = leased_blobs.lease_id GROUP BY digest
+                SELECT digest, MAX(expires_at) FROM leased_blobs JOIN leases ON leases.id = leased_blobs.lease_id
+                WHERE \(Self.digest("digest", startingWith: prefix)) GROUP BY digest
                 """) {
                 references.leases[try storedDigest(row(0))] = try row(1) as Date
             }
-            for row in try await transaction.rows("SELECT DISTINCT digest FROM upload_chunks WHERE digest IS NOT NULL") {
+            for row in try await transaction.rows("""
+                SELECT DISTINCT digest FROM upload_chunks WHERE digest IS NOT NULL AND \(Self.digest("digest", startingWith: prefix))
+                """) {
                 references.uploadChunks.insert(try storedDigest(row(0)))
             }
-            for row in try await transaction.rows("SELECT digest, reason FROM damaged_blobs") {
+            for row in try await transaction.rows("SELECT digest, reason FROM damaged_blobs WHERE \(Self.digest("digest", startingWith: prefix))") {
                 references.damaged[try storedDigest(row(0))] = try row(1) as String
             }
             return references
         }
+    }
+
+    /// `column` (a digest's hex) starts with `prefix`: a range of its index.
+    static func digest(_ column: String, startingWith prefix: DigestPrefix) -> CatalogSQL {
+        guard let end = prefix.successor else { return "\(unescaped: column) >= \(prefix.hex)" }
+        return "\(unescaped: column) >= \(prefix.hex) AND \(unescaped: column) < \(end)"
     }
 
     /// From one snapshot.

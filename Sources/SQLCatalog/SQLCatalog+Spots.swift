@@ -60,12 +60,18 @@ extension SQLCatalog {
     }
 
     /// The id and position of every spot of `bucket` whose location is in `box` and not
-    /// hidden: a range scan of the (bucket, latitude, longitude, id) index.
+    /// hidden: in each latitude band of the box, a range scan of the box's longitudes in the
+    /// (bucket, latitude_band, longitude, latitude, id) index. So the spots visited are
+    /// those in the box's bands and longitudes, however many share its latitudes elsewhere.
     package static func nearQuery(bucket: String, box: BoundingBox) -> CatalogSQL {
-        var query: CatalogSQL = """
-            SELECT id, latitude, longitude FROM spots WHERE bucket = \(bucket) AND NOT hides_location
-            AND latitude BETWEEN \(box.latitudes.lowerBound) AND \(box.latitudes.upperBound)
-            """
+        let bands = box.latitudeBands
+        var query: CatalogSQL = "SELECT id, latitude, longitude FROM spots WHERE bucket = \(bucket) AND NOT hides_location AND "
+        if bands.count <= BoundingBox.mostBandsReadOneByOne {
+            query = query + "latitude_band IN (\(CatalogSQL.joined(bands.map { "\($0)" }, separator: ", ")))"
+        } else {
+            query = query + "latitude_band BETWEEN \(bands.lowerBound) AND \(bands.upperBound)"
+        }
+        query = query + " AND latitude BETWEEN \(box.latitudes.lowerBound) AND \(box.latitudes.upperBound)"
         if let longitudes = box.longitudes {
             for (index, range) in longitudes.enumerated() {
                 query = query + (index == 0 ? " AND (" : " OR ") + "longitude BETWEEN \(range.lowerBound) AND \(range.upperBound)"

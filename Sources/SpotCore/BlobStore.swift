@@ -61,24 +61,42 @@ extension BlobStore {
         ChunkedReads(blobs: self, digest: digest, offset: range.lowerBound, end: range.upperBound)
     }
 
-    /// Every blob, in digest order, walked a page of `pageSize` at a time.
-    public func allBlobs(pageSize: Int = 1000) -> AsyncThrowingStream<StoredBlob, any Error> {
-        AsyncThrowingStream { continuation in
-            let walk = Task {
-                do {
-                    var after: Digest?
-                    while true {
-                        let page = try await blobs(after: after, limit: pageSize)
-                        for blob in page { continuation.yield(blob) }
-                        guard page.count == pageSize, let last = page.last else { break }
-                        after = last.digest
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
+    /// Every blob, in digest order, a page of `pageSize` fetched whenever the last is
+    /// used up: the walk holds one page, however many blobs the store has.
+    public func allBlobs(pageSize: Int = 1000) -> BlobWalk {
+        BlobWalk(blobs: self, pageSize: pageSize)
+    }
+}
+
+/// Every blob of a store in digest order (`BlobStore.allBlobs(pageSize:)`).
+public struct BlobWalk: AsyncSequence, Sendable {
+    let blobs: any BlobStore
+    let pageSize: Int
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(blobs: blobs, pageSize: pageSize)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let blobs: any BlobStore
+        let pageSize: Int
+        private var page: ArraySlice<StoredBlob> = []
+        private var after: Digest?
+        private var ended = false
+
+        init(blobs: any BlobStore, pageSize: Int) {
+            self.blobs = blobs
+            self.pageSize = pageSize
+        }
+
+        public mutating func next() async throws -> StoredBlob? {
+            if page.isEmpty, !ended {
+                let fetched = try await blobs.blobs(after: after, limit: pageSize)
+                ended = fetched.count < pageSize
+                after = fetched.last?.digest
+                page = fetched[...]
             }
-            continuation.onTermination = { _ in walk.cancel() }
+            return page.popFirst()
         }
     }
 }

@@ -1,8 +1,8 @@
 import Synchronization
 
-/// Runs `operation` in a task of its own and stops waiting for it after `limit`, when
-/// `expiry()` then gives an error (`nil`: keep waiting), cancelling it but never awaiting
-/// it. For awaits of postgres-nio 1.33 that can stay suspended for good: a query sent on a
+/// Runs `operation` in a task of its own and asks `expiry()` after `limit`, and every
+/// `limit` after while it runs, whether to stop waiting for it: an error stops the wait
+/// (the operation is cancelled but never awaited), `nil` keeps waiting. For awaits of postgres-nio 1.33 that can stay suspended for good: a query sent on a
 /// connection that is being closed, or a lease whose cancellation came while it was being
 /// queued; for a health check that must answer in time. A task group would wait for
 /// those children; this returns.
@@ -19,8 +19,13 @@ public func withDeadline<T: Sendable>(
         }
     }
     let timer = Task {
-        try await Task.sleep(for: limit)
-        if let error = expiry(), outcome.settle(.failure(error)) { work.cancel() }
+        while true {
+            try await Task.sleep(for: limit)
+            if let error = expiry() {
+                if outcome.settle(.failure(error)) { work.cancel() }
+                return
+            }
+        }
     }
     defer { timer.cancel() }
     return try await withTaskCancellationHandler {

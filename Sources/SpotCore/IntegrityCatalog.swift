@@ -3,9 +3,10 @@ import Foundation
 /// What `fsck`, `gc` and `stats` read and repair: every blob the catalog refers to, damage
 /// marks of blobs, problems in the catalog's own references, and statistics.
 public protocol IntegrityCatalog: Sendable {
-    /// Every blob the catalog refers to (objects, thumbnails of every recorded blob, GPS-free
-    /// copies) and the blobs marked damaged, read in one transaction.
-    func blobReferences() async throws -> BlobReferences
+    /// Every blob of `prefix` that the catalog refers to (objects, thumbnails of every
+    /// recorded blob, GPS-free copies, upload chunks, leases) and those marked damaged, read
+    /// in one transaction.
+    func blobReferences(withPrefix prefix: DigestPrefix) async throws -> BlobReferences
 
     /// Problems in the catalog's own references: objects in a spot without a spot row, spots
     /// whose derived location disagrees with their objects' photos, download tokens of no
@@ -30,3 +31,4 @@ public protocol IntegrityCatalog: Sendable {
     /// Objects, logical and unique bytes, thumbnails, and per-bucket counts.
     func statistics() async throws -> CatalogStatistics
 }
+

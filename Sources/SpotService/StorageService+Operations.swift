@@ -44,6 +44,42 @@ public struct IntegrityReport: Sendable {
     public var hasDamage: Bool { findings.contains { $0.kind == .damaged } }
 }
 
+/// How far `fsck` or `gc` is through a store: digest prefixes done of all, blobs and bytes walked.
+public struct WalkProgress: Sendable, Equatable {
+    public var passesDone: Int
+    public var passes: Int
+    public var blobs: Int
+    public var bytes: Int64
+}
+
+/// The blobs of a store's walk (in digest order) handed out a digest prefix at a time,
+/// the prefixes in order.
+struct PrefixedBlobWalk {
+    private var iterator: BlobWalk.Iterator
+    private var pending: StoredBlob?
+    private(set) var progress: WalkProgress
+
+    init(_ walk: BlobWalk, passes: Int) {
+        iterator = walk.makeAsyncIterator()
+        progress = WalkProgress(passesDone: 0, passes: passes, blobs: 0, bytes: 0)
+    }
+
+    /// The next blob if it is one of `prefix`'s; `nil` once the walk is past them.
+    mutating func next(of prefix: DigestPrefix) async throws -> StoredBlob? {
+        if pending == nil { pending = try await iterator.next() }
+        guard let blob = pending, prefix.contains(blob.digest) else { return nil }
+        pending = nil
+        progress.blobs += 1
+        progress.bytes += blob.size
+        return blob
+    }
+
+    /// Counts a prefix as done.
+    mutating func finishPass() {
+        progress.passesDone += 1
+    }
+}
+
 /// What `gc` removed, or would remove.
 public struct CollectionReport: Sendable {
     /// Blobs nothing names and no lease holds: removed (or, in a dry run, to be removed).
@@ -80,21 +116,59 @@ extension StorageService {
     /// How many bytes `fsck` reads at a time while hashing a blob.
     static let verifyChunk = 1 << 20
 
+    /// About how many references `fsck` and `gc` hold at once: they read a store a digest
+    /// prefix at a time (`DigestPrefix`), with as many digits as make its parts this small.
+    public static let referencesPerPass = 4096
+
+    /// The digest prefixes that split this store's references into parts of about
+    /// `referencesPerPass` (`perPass`), in order.
+    func passes(of perPass: Int) async throws -> [DigestPrefix] {
+        let counts = try await catalog.statistics()
+        return DigestPrefix.all(length: DigestPrefix.length(splitting: counts.objects + counts.thumbnails, into: perPass))
+    }
+
     /// Checks every blob's SHA-256 against its name and every catalog reference; with
     /// `repair`, quarantines corrupt blobs (copied to `quarantineDirectory`, then removed
     /// from the blob store), marks the blobs of missing or corrupt content
     /// damaged (their objects and thumbnails then answer 500 with the reason, never wrong
     /// bytes), clears the mark of damaged blobs that verify again (restored), and fixes
-    /// the repairable catalog issues.
+    /// the repairable catalog issues. `progress` hears of each pass.
+    ///
+    /// A digest prefix at a time (`passes(of:)`): the blob walk, in digest order, is read
+    /// alongside the catalog's references of the prefix, so memory holds one part of the
+    /// store, however large it is.
     ///
     /// Safe while the server runs: a blob an upload stores during the check and commits
     /// later is at worst unreferenced; a reference seen without its blob is looked up again
     /// before it is reported.
-    public func checkIntegrity(repair: Bool) async throws -> IntegrityReport {
+    public func checkIntegrity(
+        repair: Bool, referencesPerPass: Int = referencesPerPass, progress: (WalkProgress) -> Void = { _ in }
+    ) async throws -> IntegrityReport {
         var report = IntegrityReport()
-        let references = try await catalog.blobReferences()
-        report.objects = references.objects.count
+        let passes = try await passes(of: referencesPerPass)
+        var walk = PrefixedBlobWalk(blobs.allBlobs(), passes: passes.count)
+        for prefix in passes {
+            try await checkPass(prefix, of: &walk, repair: repair, into: &report)
+            walk.finishPass()
+            progress(walk.progress)
+        }
 
+        let issues = try await catalog.referenceIssues()
+        if repair, issues.contains(where: \.repairable) {
+            _ = try await catalog.repairIssues()
+        }
+        for issue in issues {
+            report.findings.append(repair && issue.repairable
+                ? .init(kind: .repaired, message: issue.problem)
+                : .init(kind: .problem, message: "\(issue.problem); \(issue.remedy)"))
+        }
+        return report
+    }
+
+    /// `checkIntegrity`'s work on the blobs and references of `prefix`.
+    private func checkPass(_ prefix: DigestPrefix, of walk: inout PrefixedBlobWalk, repair: Bool, into report: inout IntegrityReport) async throws {
+        let references = try await catalog.blobReferences(withPrefix: prefix)
+        report.objects += references.objects.count
         var users: [SpotCore.Digest: [String]] = [:]
         for object in references.objects { users[object.digest, default: []].append(object.path) }
         for thumbnail in references.thumbnails {
@@ -112,7 +186,7 @@ extension StorageService {
         var damaged = references.damaged
         var present: [SpotCore.Digest: Int64] = [:]
 
-        for try await blob in blobs.allBlobs() {
+        while let blob = try await walk.next(of: prefix) {
             guard let (actual, size) = try await hash(blob.digest) else { continue }  // removed meanwhile
             report.blobsChecked += 1
             report.bytesChecked += size
@@ -185,17 +259,6 @@ extension StorageService {
                 try await catalog.clearDamage(of: digest)
             }
         }
-
-        let issues = try await catalog.referenceIssues()
-        if repair, issues.contains(where: \.repairable) {
-            _ = try await catalog.repairIssues()
-        }
-        for issue in issues {
-            report.findings.append(repair && issue.repairable
-                ? .init(kind: .repaired, message: issue.problem)
-                : .init(kind: .problem, message: "\(issue.problem); \(issue.remedy)"))
-        }
-        return report
     }
 
     /// The SHA-256 and size of blob `digest`'s bytes, read in chunks; `nil` when it is gone.
@@ -227,24 +290,35 @@ extension StorageService {
     ///
     /// Thumbnails and GPS-free copies stay while the catalog records them, also after the
     /// objects of their original are deleted, so that storing the same bytes again reuses them.
-    public func collectGarbage(grace: TimeInterval, dryRun: Bool) async throws -> CollectionReport {
+    ///
+    /// A digest prefix at a time, as `checkIntegrity`; `progress` hears of each.
+    public func collectGarbage(
+        grace: TimeInterval, dryRun: Bool, referencesPerPass: Int = referencesPerPass, progress: (WalkProgress) -> Void = { _ in }
+    ) async throws -> CollectionReport {
         let now = configuration.now()
         let cutoff = now.addingTimeInterval(-grace)
-        let references = try await catalog.blobReferences()
-        let named = references.referenced
         var report = CollectionReport()
-        for try await blob in blobs.allBlobs() where !named.contains(blob.digest) {
-            if dryRun {
-                if let expiry = references.leases[blob.digest], expiry >= cutoff {
-                    report.kept.append(blob)
-                } else {
+        let passes = try await passes(of: referencesPerPass)
+        var walk = PrefixedBlobWalk(blobs.allBlobs(), passes: passes.count)
+        for prefix in passes {
+            let references = try await catalog.blobReferences(withPrefix: prefix)
+            let named = references.referenced
+            while let blob = try await walk.next(of: prefix) {
+                guard !named.contains(blob.digest) else { continue }
+                if dryRun {
+                    if let expiry = references.leases[blob.digest], expiry >= cutoff {
+                        report.kept.append(blob)
+                    } else {
+                        report.collected.append(blob)
+                    }
+                } else if try await guardedBlobs.removeIfUnreferenced(blob.digest, cutoff: cutoff, now: now) {
                     report.collected.append(blob)
+                } else {
+                    report.kept.append(blob)
                 }
-            } else if try await guardedBlobs.removeIfUnreferenced(blob.digest, cutoff: cutoff, now: now) {
-                report.collected.append(blob)
-            } else {
-                report.kept.append(blob)
             }
+            walk.finishPass()
+            progress(walk.progress)
         }
         return report
     }
@@ -255,7 +329,7 @@ extension StorageService {
     public func restoreBlob(fromFileAt path: String) async throws -> SpotCore.Digest {
         let staged = try await writer.stage(FileBytes(path: path), maxBytes: .max)
         defer { try? FileManager.default.removeItem(atPath: staged.path) }
-        let references = try await catalog.blobReferences()
+        let references = try await catalog.blobReferences(withPrefix: DigestPrefix(staged.digest))
         guard references.referenced.contains(staged.digest) || references.damaged[staged.digest] != nil else {
             throw SpotError(.notFound, "nothing in the catalog names blob \(staged.digest) (the SHA-256 of \(path)); it is not one to restore")
         }

@@ -1,3 +1,4 @@
+import Synchronization
 import ArgumentParser
 import Foundation
 import SpotCore
@@ -9,7 +10,8 @@ extension SpotStoreCommand {
         static let configuration = CommandConfiguration(
             abstract: "Verify every blob's SHA-256 and size and every catalog reference (on the local store).",
             discussion: """
-                Prints one line per problem with what to do, then a summary. Safe while the server runs. \
+                Prints one line per problem with what to do, then a summary; on a large store, how far it is \
+                on standard error every 2 s. Safe while the server runs, in memory that does not grow with the store. \
                 Unreferenced blobs are not problems (remove them with `spotstore gc`); they are counted.
                 --repair copies corrupt blobs to STORE/quarantine/ and then removes them from the store, marks the blobs \
                 of corrupt or missing content damaged (their objects and thumbnails then answer 500 \
@@ -25,7 +27,8 @@ extension SpotStoreCommand {
         var repair = false
 
         func run() async throws {
-            let report = try await storeOptions.withExistingStore { try await $0.checkIntegrity(repair: repair) }
+            let progress = WalkReporter("fsck", verb: "checked")
+            let report = try await storeOptions.withExistingStore { try await $0.checkIntegrity(repair: repair, progress: progress.report) }
             for finding in report.findings { print(finding) }
             var summary = "\(report.blobsChecked) blob\(report.blobsChecked == 1 ? "" : "s") checked, \(describeBytes(report.bytesChecked)), \(report.objects) object\(report.objects == 1 ? "" : "s")"
             summary += "; \(report.unreferencedBlobs) unreferenced blob\(report.unreferencedBlobs == 1 ? "" : "s") (\(describeBytes(report.unreferencedBytes))) for `spotstore gc`"
@@ -55,7 +58,8 @@ extension SpotStoreCommand {
                 records a lease in the catalog before it stores its blobs, and its commit releases it, \
                 so an upload in flight is never collected. Leases that expired longer ago than the grace \
                 period (an upload that died) no longer count. Safe while servers run. Thumbnails stay \
-                while the catalog records them.
+                while the catalog records them. Walks the store a digest prefix at a time, in memory that \
+                does not grow with it; on a large store, says how far it is on standard error every 2 s.
                 """)
 
         @OptionGroup var storeOptions: StoreOptions
@@ -69,7 +73,10 @@ extension SpotStoreCommand {
         func validate() throws { _ = try parseDuration(grace) }
 
         func run() async throws {
-            let report = try await storeOptions.withExistingStore { try await $0.collectGarbage(grace: try parseDuration(grace), dryRun: dryRun) }
+            let progress = WalkReporter("gc", verb: "walked")
+            let report = try await storeOptions.withExistingStore {
+                try await $0.collectGarbage(grace: try parseDuration(grace), dryRun: dryRun, progress: progress.report)
+            }
             for blob in report.collected {
                 print("\(dryRun ? "would remove" : "removed") \(blob.digest)\t\(blob.size) bytes")
             }
@@ -195,4 +202,28 @@ func describeBytes(_ bytes: Int64) -> String {
         unit += 1
     }
     return unit < 0 ? "\(bytes) bytes" : "\(bytes) bytes (\(String(format: "%.1f", value)) \(units[unit]))"
+}
+
+/// Reports on standard error how far `fsck` or `gc` is through the store: every 2 s, and
+/// at the end once it has reported (a small store's walk says nothing).
+final class WalkReporter: Sendable {
+    private let command: String
+    private let verb: String
+    private let state = Mutex((last: ContinuousClock.now, reported: false))
+
+    init(_ command: String, verb: String) {
+        self.command = command
+        self.verb = verb
+    }
+
+    func report(_ progress: WalkProgress) {
+        let due = state.withLock { state in
+            let done = progress.passesDone == progress.passes
+            guard ContinuousClock.now - state.last >= .seconds(2) || (done && state.reported) else { return false }
+            state = (.now, true)
+            return true
+        }
+        guard due else { return }
+        printError("\(command): \(progress.passesDone) of \(progress.passes) digest prefixes, \(progress.blobs) blobs (\(describeBytes(progress.bytes))) \(verb)")
+    }
 }

@@ -165,17 +165,9 @@ import Testing
     /// The virtual machine steps of each write and read of `stepsOfEachOperation`, on a
     /// spot of `size` objects, one in three geotagged within 330 m of the first.
     static func stepsOfEachOperation(inASpotOf size: Int) async throws -> [(name: String, steps: Int64)] {
-        let counter = StepCounter()
-        var configuration = SQLiteDatabase.makeConfiguration()
-        configuration.prepareDatabase { db in counter.watch(db) }
-        let catalog = SQLiteCatalog(try SQLiteDatabase(DatabaseQueue(configuration: configuration)))
+        let (catalog, counter) = try countedCatalog()
         let admission = SpotAdmission(maxObjects: 10_000)
-        // Every object its own bytes (`digest(_:)` repeats after 256 seeds).
-        func upload(_ name: String, seed: Int, photo: PhotoMetadata? = nil) throws -> NewObject {
-            var object = try CatalogsTests.upload(name, seed: seed, photo: photo)
-            object.digest = Digest(bytes: withUnsafeBytes(of: UInt64(seed).littleEndian, Array.init) + Array(repeating: 7, count: 24))
-            return object
-        }
+        func upload(_ name: String, seed: Int, photo: PhotoMetadata? = nil) throws -> NewObject { try uniqueUpload(name, seed: seed, photo: photo) }
         for index in 0..<size {
             let geotag = index % 3 == 0 ? photo(at: 48.85 + Double(index % 30) / 10_000, 2.35, city: "Paris") : nil
             _ = try await catalog.commit(upload("big/\(10_000 + index).jpg", seed: index, photo: geotag), admission: admission)
@@ -202,6 +194,45 @@ import Testing
             steps.append((operation.name, counter.total))
         }
         return steps
+    }
+}
+
+extension SQLiteCatalogSpotTests {
+    /// A search near a point visits the spots near it: ten times as many spots at the same
+    /// latitudes far to the east add no steps of SQLite's virtual machine.
+    @Test func aSearchNearAPointVisitsNoSpotAtItsLatitudesElsewhere() async throws {
+        func steps(withSpotsElsewhere count: Int) async throws -> Int64 {
+            let (catalog, counter) = try Self.countedCatalog()
+            for index in 0..<(20 + count) {
+                let latitude = 48.85 + Double(index % 10) / 1000
+                let longitude = index < 20 ? 2.35 + Double(index) / 1000 : 10 + Double(index) / 100
+                _ = try await catalog.commit(
+                    Self.uniqueUpload("s\(index)/photo.jpg", seed: index, photo: photo(at: latitude, longitude)),
+                    admission: SpotAdmission(maxObjects: 10))
+            }
+            counter.reset()
+            let page = try await catalog.findSpots(CatalogSpotSearchTests.near(48.85, 2.35, 5, maxResults: 50))
+            #expect(page.spots.count == 20)
+            return counter.total
+        }
+        let few = try await steps(withSpotsElsewhere: 100)
+        let many = try await steps(withSpotsElsewhere: 1000)
+        #expect(abs(few - many) <= 5, "\(few) steps beside 100 spots elsewhere, \(many) beside 1,000")
+    }
+
+    /// A catalog in memory whose statements' steps `StepCounter` counts.
+    static func countedCatalog() throws -> (SQLiteCatalog, StepCounter) {
+        let counter = StepCounter()
+        var configuration = SQLiteDatabase.makeConfiguration()
+        configuration.prepareDatabase { db in counter.watch(db) }
+        return (SQLiteCatalog(try SQLiteDatabase(DatabaseQueue(configuration: configuration))), counter)
+    }
+
+    /// An upload whose bytes are its seed's own (`digest(_:)` repeats after 256 seeds).
+    static func uniqueUpload(_ name: String, seed: Int, photo: PhotoMetadata? = nil) throws -> NewObject {
+        var object = try CatalogsTests.upload(name, seed: seed, photo: photo)
+        object.digest = Digest(bytes: withUnsafeBytes(of: UInt64(seed).littleEndian, Array.init) + Array(repeating: 7, count: 24))
+        return object
     }
 }
 

@@ -62,6 +62,7 @@ public struct CatalogConformance: Sendable {
         Clause(name: "sessionStartsAndCommitsRaceForTheLastPlaces") { try await $0.sessionStartsAndCommitsRaceForTheLastPlaces() },
         Clause(name: "gcKeepsTheChunksOfUploadSessions") { try await $0.gcKeepsTheChunksOfUploadSessions() },
         Clause(name: "chunksInTheirSessionsFileNameNoBlob") { try await $0.chunksInTheirSessionsFileNameNoBlob() },
+        Clause(name: "theReferencesOfEveryPrefixAreAllOfThemOnce") { try await $0.theReferencesOfEveryPrefixAreAllOfThemOnce() },
     ]
 
     /// A digest that differs for each `seed`.
@@ -806,5 +807,31 @@ public struct CatalogConformance: Sendable {
         #expect(late?.kind == .conflict, "a chunk at an offset already taken")
         #expect(late?.message.contains("the next chunk must start at offset 15, not 10") == true, "\(late?.message ?? "")")
         #expect(try await first.blobReferences().uploadChunks.isEmpty, "no blob to keep")
+    }
+
+    /// The references of each digest prefix are those whose digest has it: the prefixes of
+    /// one length together give every reference once (objects, leases, damage marks).
+    func theReferencesOfEveryPrefixAreAllOfThemOnce() async throws {
+        let (first, second) = try await makeCatalogs()
+        for seed in 0..<24 {
+            _ = try await first.commit(try Self.object("prefix/\(seed).jpg", seed: seed), admission: SpotAdmission())
+        }
+        _ = try #require(try await first.lease([Self.digest(100), Self.digest(101)], at: Self.start, for: 60))
+        try await first.markDamaged(Self.digest(3), reason: "is missing")
+        let everything = try await second.blobReferences()
+        #expect(everything.objects.count == 24 && everything.leases.count == 2 && everything.damaged.count == 1)
+        for length in [1, 2] {
+            var objects: [BlobReferences.Object] = [], leases: [Digest: Date] = [:], damaged: [Digest: String] = [:]
+            for prefix in DigestPrefix.all(length: length) {
+                let part = try await second.blobReferences(withPrefix: prefix)
+                #expect(part.objects.allSatisfy { prefix.contains($0.digest) } && part.leases.keys.allSatisfy(prefix.contains), "\(prefix)")
+                #expect(part.damaged.keys.allSatisfy(prefix.contains), "\(prefix)")
+                objects += part.objects
+                leases.merge(part.leases) { _, _ in Date.distantPast }
+                damaged.merge(part.damaged) { _, _ in "twice" }
+            }
+            #expect(Set(objects) == Set(everything.objects) && objects.count == everything.objects.count, "length \(length)")
+            #expect(leases == everything.leases && damaged == everything.damaged, "length \(length)")
+        }
     }
 }

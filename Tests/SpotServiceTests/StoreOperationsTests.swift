@@ -42,9 +42,15 @@ import TestSupport
         try handle.write(contentsOf: [byte ^ 0x01])
     }
 
-    @Test func aHealthyStoreIsCleanAndCounted() async throws {
+    /// fsck and gc read the store in one pass, and (as in a large store) a digest prefix at a time.
+    static let passSizes = [StorageService.referencesPerPass, 1]
+
+    @Test(arguments: Self.passSizes) func aHealthyStoreIsCleanAndCounted(referencesPerPass: Int) async throws {
         let f = try await Fixture()
-        let report = try await f.store.service.checkIntegrity(repair: false)
+        var walked: [WalkProgress] = []
+        let report = try await f.store.service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass) { walked.append($0) }
+        #expect(walked.map(\.passesDone) == Array(1...(referencesPerPass == 1 ? 16 : 1)), "one report per digest prefix")
+        #expect(walked.last?.blobs == report.blobsChecked && walked.last?.bytes == report.bytesChecked)
         #expect(report.findings.isEmpty, "\(report.findings)")
         #expect(report.objects == 4)
         // 3 originals, 2 JPEG and 2 WebP thumbnails each for the 2 photos (the copy shares coffee's).
@@ -59,7 +65,7 @@ import TestSupport
         }
     }
 
-    @Test func fsckFindsFlippedTruncatedAndMissingBlobsAndRepairQuarantinesThem() async throws {
+    @Test(arguments: Self.passSizes) func fsckFindsFlippedTruncatedAndMissingBlobsAndRepairQuarantinesThem(referencesPerPass: Int) async throws {
         let f = try await Fixture()
         let service = f.store.service
         let thumbnail = try #require(f.paris.thumbnails.first { $0.size == 256 })
@@ -69,7 +75,7 @@ import TestSupport
         try truncated.close()
         try FileManager.default.removeItem(atPath: f.blobPath(f.notes.digest))
 
-        let report = try await service.checkIntegrity(repair: false)
+        let report = try await service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass)
         let lines = report.findings.map(\.description)
         #expect(report.findings.allSatisfy { $0.kind == .problem }, "\(lines)")
         #expect(lines.count == 3, "one line per problem: \(lines)")
@@ -80,7 +86,7 @@ import TestSupport
         // A check changes nothing: the bytes are still served (wrongly) until repaired.
         #expect(FileManager.default.fileExists(atPath: f.blobPath(f.paris.digest)))
 
-        let repaired = try await service.checkIntegrity(repair: true)
+        let repaired = try await service.checkIntegrity(repair: true, referencesPerPass: referencesPerPass)
         #expect(!repaired.hasProblems, "\(repaired.findings)")
         #expect(repaired.findings.filter { $0.kind == .repaired }.count == 3, "\(repaired.findings)")
         #expect(repaired.findings.filter { $0.kind == .damaged }.count == 3, "\(repaired.findings)")
@@ -102,7 +108,7 @@ import TestSupport
         _ = try await service.download(at: ObjectPath(bucket: "spots", name: "cafe/coffee.jpg"), for: f.alice)
 
         // Afterwards fsck reports only the known damage (exit status 2 in the CLI).
-        let after = try await service.checkIntegrity(repair: false)
+        let after = try await service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass)
         #expect(!after.hasProblems, "\(after.findings)")
         #expect(after.findings.count == 3 && after.findings.allSatisfy { $0.kind == .damaged }, "\(after.findings)")
         #expect(after.findings.contains { $0.message.contains("blob \(f.paris.digest) failed its checksum") && $0.message.contains("spots/eiffel/paris.jpg") })
@@ -123,7 +129,7 @@ import TestSupport
         let notes = Array("notes for the trip\n".utf8)
         _ = try await service.upload(try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: f.alice, contentType: "text/plain", declaredSize: nil, body: body(notes))
         #expect(try await service.download(at: ObjectPath(bucket: "media", name: "alice/notes.txt"), for: f.alice).digest == f.notes.digest)
-        let final = try await service.checkIntegrity(repair: false)
+        let final = try await service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass)
         #expect(final.findings.map(\.description) == ["damaged: blob \(thumbnail.digest) failed its checksum; used by the 256 px thumbnail of blob \(f.paris.digest); restore it with `spotstore restore FILE` (a copy whose SHA-256 is \(thumbnail.digest)) or delete what uses it"])
     }
 
@@ -146,7 +152,7 @@ import TestSupport
         #expect(report.findings.isEmpty, "\(report.findings)")
     }
 
-    @Test func gcRemovesUnnamedBlobsThatNoLeaseHolds() async throws {
+    @Test(arguments: Self.passSizes) func gcRemovesUnnamedBlobsThatNoLeaseHolds(referencesPerPass: Int) async throws {
         let f = try await Fixture()
         let service = f.store.service
         let orphan: [UInt8] = Array("an orphan left by a deleted object".utf8)
@@ -157,24 +163,24 @@ import TestSupport
         try await service.blobs.store(orphan, as: orphanDigest)
         try await service.blobs.store(leased, as: leasedDigest)
 
-        let check = try await service.checkIntegrity(repair: false)
+        let check = try await service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass)
         #expect(check.findings.isEmpty, "unreferenced blobs are not fsck problems: \(check.findings)")
         #expect(check.unreferencedBlobs == 2 && check.unreferencedBytes == Int64(orphan.count + leased.count))
 
-        let dry = try await service.collectGarbage(grace: 0, dryRun: true)
+        let dry = try await service.collectGarbage(grace: 0, dryRun: true, referencesPerPass: referencesPerPass)
         #expect(dry.collected.map(\.digest) == [orphanDigest] && dry.collectedBytes == Int64(orphan.count))
         #expect(dry.kept.map(\.digest) == [leasedDigest])
         #expect(FileManager.default.fileExists(atPath: f.blobPath(orphanDigest)), "a dry run removes nothing")
 
-        let run = try await service.collectGarbage(grace: 0, dryRun: false)
+        let run = try await service.collectGarbage(grace: 0, dryRun: false, referencesPerPass: referencesPerPass)
         #expect(run.collected.map(\.digest) == [orphanDigest] && run.kept.map(\.digest) == [leasedDigest])
         #expect(!FileManager.default.fileExists(atPath: f.blobPath(orphanDigest)))
-        #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
+        #expect(try await service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass).findings.isEmpty)
 
         // An expired lease still counts during the grace period, then no longer.
         f.store.clock.advance(by: 900)
-        #expect(try await service.collectGarbage(grace: 3600, dryRun: false).collected.isEmpty)
-        #expect(try await service.collectGarbage(grace: 60, dryRun: false).collected.map(\.digest) == [leasedDigest])
+        #expect(try await service.collectGarbage(grace: 3600, dryRun: false, referencesPerPass: referencesPerPass).collected.isEmpty)
+        #expect(try await service.collectGarbage(grace: 60, dryRun: false, referencesPerPass: referencesPerPass).collected.map(\.digest) == [leasedDigest])
         // The upload that held it comes to commit late: refused, as gc may have taken its bytes.
         let late = NewObject(
             path: try ObjectPath(bucket: "media", name: "alice/late.txt"), digest: leasedDigest, size: Int64(leased.count),
@@ -182,15 +188,15 @@ import TestSupport
         await #expect(throws: SpotError(.unavailable, "the upload took longer than its lease on the stored bytes, so gc may have removed them; send it again")) {
             try await service.catalog.commit(late, admission: SpotAdmission())
         }
-        #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
+        #expect(try await service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass).findings.isEmpty)
         #expect(try await service.download(at: ObjectPath(bucket: "spots", name: "cafe/coffee.jpg"), for: f.alice).digest == f.coffee.digest)
 
         // A deleted object's blob is collected once nothing else uses it; a shared one stays.
         _ = try await service.delete(try ObjectPath(bucket: "users", name: "alice/coffee.jpg"), by: f.alice)
         _ = try await service.delete(try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: f.alice)
-        let afterDelete = try await service.collectGarbage(grace: 0, dryRun: false)
+        let afterDelete = try await service.collectGarbage(grace: 0, dryRun: false, referencesPerPass: referencesPerPass)
         #expect(afterDelete.collected.map(\.digest) == [f.notes.digest])
-        #expect(try await service.checkIntegrity(repair: false).findings.isEmpty)
+        #expect(try await service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass).findings.isEmpty)
     }
 
     /// gc's removal claim and an upload's lease exclude each other in the catalog: while gc

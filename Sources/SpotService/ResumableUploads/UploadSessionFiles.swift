@@ -19,9 +19,12 @@ struct UploadSessionFiles: UploadByteStore {
     let directory: String
     let writer: BlobWriter
 
-    /// How long an append waits for another request holding the session's file before it is
-    /// told to ask where the upload is and go on from there. (A finish waits as long as it
-    /// takes: what holds the file then is an append, whose end it needs.)
+    /// How long an append waits for another request holding the session's file, while that
+    /// request shows no sign of life, before it is told to ask where the upload is and go on
+    /// from there. The holder shows life by changing the file: its bytes while they arrive,
+    /// its times while it syncs and records them (`touching`); so only a client that stopped
+    /// sending holds others off. (A finish waits as long as it takes: what holds the file
+    /// then is an append, whose end it needs.)
     static let appendLockWait: Duration = .seconds(2)
 
     /// Files not changed for this long and whose session the catalog no longer has are removed
@@ -48,8 +51,8 @@ struct UploadSessionFiles: UploadByteStore {
     /// view, which must still end there) runs first, then anything a crash left past the
     /// offset is cut off. The chunk is written there, made durable and recorded in the
     /// catalog before the lock is let go.
-    /// - Throws: `.conflict` when another request holds the lock past `appendLockWait`, or
-    ///   the upload is being finished; `.internal` when bytes the catalog holds are not in the file.
+    /// - Throws: `.conflict` when another request holds the lock without a sign of life for
+    ///   `appendLockWait`, or the upload is being finished; `.internal` when bytes the catalog holds are not in the file.
     func append(_ chunk: IncomingChunk, to session: UploadSession) async throws -> (ReceivedChunk, UploadSession?) {
         let offset = chunk.offset
         // Only the first chunk makes the file: a later one without it finds the bytes lost.
@@ -64,8 +67,26 @@ struct UploadSessionFiles: UploadByteStore {
             let file = OpenFile(descriptor: fd, path: path(of: session.id))
             let received = try await chunk.receive(file, current)
             guard received.written.size > 0 else { return (received, nil) }
-            try await sync(file, madeNow: offset == 0)
-            return (received, try await chunk.record(UploadChunk(offset: offset, size: received.written.size, digest: nil), nil))
+            return try await Self.touching(fd) {
+                try await sync(file, madeNow: offset == 0)
+                return (received, try await chunk.record(UploadChunk(offset: offset, size: received.written.size, digest: nil), nil))
+            }
+        }
+    }
+
+    /// Runs `work` while setting `fd`'s file times to now every quarter of `appendLockWait`,
+    /// so that a request waiting for the file sees its holder at work (see `lock`). The
+    /// touching ends before this returns (the descriptor may be closed right after).
+    private static func touching<Result>(_ fd: Int32, _ work: () async throws -> Result) async throws -> Result {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while true {
+                    futimens(fd, nil)
+                    try await Task.sleep(for: appendLockWait / 4)
+                }
+            }
+            defer { group.cancelAll() }
+            return try await work()
         }
     }
 
@@ -153,8 +174,8 @@ struct UploadSessionFiles: UploadByteStore {
     /// request, and the session as `check` reads it then; the lock goes with the descriptor
     /// when `body` ends.
     /// - Throws: `check`'s errors; `.internal` when the file is missing and not `creating`
-    ///   although the session is there (its bytes were lost); `.conflict` when the lock is
-    ///   not had within `wait` (`nil`: no limit).
+    ///   although the session is there (its bytes were lost); `.conflict` when the file's
+    ///   holder shows no sign of life for `wait` (`nil`: no limit).
     private func withLock<Result>(
         on id: String, creating: Bool, waitingAtMost wait: Duration?, check: () async throws -> UploadSession,
         _ body: (Int32, UploadSession) async throws -> Result
@@ -171,19 +192,36 @@ struct UploadSessionFiles: UploadByteStore {
         return try await body(fd, try await check())
     }
 
-    /// Takes `fd`'s lock, waiting for another request (without holding a thread) for at most
-    /// `wait`, or as long as it takes.
-    private static func lock(_ fd: Int32, waitingAtMost wait: Duration?) async throws {
-        let deadline = wait.map { ContinuousClock.now + $0 }
+    /// Takes `fd`'s lock, waiting for another request (without holding a thread) as long as
+    /// it takes, or until the file has not changed for `quiet` (its holder stopped).
+    private static func lock(_ fd: Int32, waitingAtMost quiet: Duration?) async throws {
+        var lastChange = (state: fileState(fd), at: ContinuousClock.now)
         var pause = Duration.milliseconds(2)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else { throw SpotError.fromErrno("cannot lock an upload session's file") }
-            if let deadline, ContinuousClock.now >= deadline {
-                throw SpotError(.conflict, "another request is still sending bytes to this upload; ask where it is, then go on from there")
+            if let quiet {
+                let state = fileState(fd)
+                if state != lastChange.state {
+                    lastChange = (state, ContinuousClock.now)
+                } else if ContinuousClock.now - lastChange.at >= quiet {
+                    throw SpotError(.conflict, "another request is still sending bytes to this upload; ask where it is, then go on from there")
+                }
             }
             try await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(100))
         }
+    }
+
+    /// What changes when a file's holder writes to it or touches it: its size and change time.
+    private static func fileState(_ fd: Int32) -> [Int] {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return [] }
+        #if canImport(Darwin)
+        let changed = info.st_ctimespec
+        #else
+        let changed = info.st_ctim
+        #endif
+        return [Int(info.st_size), Int(changed.tv_sec), Int(changed.tv_nsec)]
     }
 
     /// Links session `id`'s file at `destination`, or copies its first `count` bytes there
