@@ -4,16 +4,20 @@ import SQLCatalog
 import SpotCore
 
 extension SQLCatalog where Database == SQLiteDatabase {
-    /// Table `name` (one of `CatalogTable.durable`) in insertion order, for `spotstore migrate`.
-    package func exportTable(_ name: String) throws -> CatalogTable {
+    /// Up to `limit` rows of table `name` (one of `CatalogTable.durable`) after row `after`
+    /// (a rowid; 0 for the first), in insertion order, for `spotstore migrate`; with the rowid
+    /// to go on after, `nil` when no rows are left.
+    package func exportRows(of name: String, after: Int64, limit: Int) throws -> (table: CatalogTable, next: Int64?) {
         guard CatalogTable.durable.contains(name) else { throw SpotError(.internal, "\(name) is not a catalog table") }
         return try database.readNow { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(name) ORDER BY rowid")
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT rowid AS \"_rowid\", * FROM \(name) WHERE rowid > ? ORDER BY rowid LIMIT ?", arguments: [after, limit])
             let columns = try db.columns(in: name).map(\.name)
             let objects: [[String: Any]] = rows.map { row in
-                Dictionary(uniqueKeysWithValues: zip(row.columnNames, row.databaseValues.map(Self.json)))
+                Dictionary(uniqueKeysWithValues: zip(row.columnNames, row.databaseValues.map(Self.json)).dropFirst())
             }
-            return CatalogTable(name: name, columns: columns, rowsJSON: try JSONSerialization.data(withJSONObject: objects), count: rows.count)
+            let table = CatalogTable(name: name, columns: columns, rowsJSON: try JSONSerialization.data(withJSONObject: objects), count: rows.count)
+            return (table, rows.count < limit ? nil : rows.last?["_rowid"])
         }
     }
 

@@ -43,27 +43,39 @@ extension SQLCatalog where Database == PostgresDatabase {
         }
     }
 
-    /// Inserts `tables` (in `CatalogTable.durable` order) in one transaction, leaving rows
-    /// that are here already (an earlier run) alone; settings, the signing key among them,
-    /// are replaced. Object ids are kept, so download tokens keep their objects.
-    package func importTables(_ tables: [CatalogTable]) async throws {
+    /// Inserts every durable table's rows, batch by batch as `next(table, after)` gives them
+    /// (with where to go on, `nil` after the last), in `CatalogTable.durable` order and one
+    /// transaction, leaving rows that are here already (an earlier run) alone; settings, the
+    /// signing key among them, are replaced. Object ids are kept, so download tokens keep
+    /// their objects. `copied(table, rows)` hears of each batch, with the table's rows so far.
+    package func importTables(
+        _ next: @escaping @Sendable (_ table: String, _ after: Int64) async throws -> (table: CatalogTable, next: Int64?),
+        copied: @escaping @Sendable (_ table: String, _ rows: Int) -> Void
+    ) async throws {
         try await database.write { transaction in
             try await transaction.run("SET LOCAL TimeZone = 'UTC'")
-            for table in tables {
-                guard CatalogTable.durable.contains(table.name) else { throw SpotError(.internal, "\(table.name) is not a catalog table") }
+            for name in CatalogTable.durable {
                 // Generated columns (a spot's latitude band) are derived here, never copied.
                 let known = Set(try await transaction.rows("""
                     SELECT CAST(column_name AS text) FROM information_schema.columns
-                    WHERE table_schema = current_schema() AND table_name = \(table.name) AND is_generated = 'NEVER'
+                    WHERE table_schema = current_schema() AND table_name = \(name) AND is_generated = 'NEVER'
                     """).map { try $0(0) as String })
-                let columns = table.columns.filter(known.contains).map { "\"\($0)\"" }.joined(separator: ", ")
-                let overriding = table.name == "objects" ? "OVERRIDING SYSTEM VALUE" : ""
-                let onConflict = table.name == "settings" ? "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value" : "ON CONFLICT DO NOTHING"
-                try await transaction.run("""
-                    INSERT INTO \(unescaped: table.name) (\(unescaped: columns)) \(unescaped: overriding)
-                    SELECT \(unescaped: columns) FROM json_populate_recordset(NULL::\(unescaped: table.name), CAST(\(String(decoding: table.rowsJSON, as: UTF8.self)) AS json))
-                    \(unescaped: onConflict)
-                    """)
+                let overriding = name == "objects" ? "OVERRIDING SYSTEM VALUE" : ""
+                let onConflict = name == "settings" ? "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value" : "ON CONFLICT DO NOTHING"
+                var after: Int64? = 0, rows = 0
+                while let start = after {
+                    let (table, following) = try await next(name, start)
+                    after = following
+                    guard table.count > 0 else { continue }
+                    let columns = table.columns.filter(known.contains).map { "\"\($0)\"" }.joined(separator: ", ")
+                    try await transaction.run("""
+                        INSERT INTO \(unescaped: name) (\(unescaped: columns)) \(unescaped: overriding)
+                        SELECT \(unescaped: columns) FROM json_populate_recordset(NULL::\(unescaped: name), CAST(\(String(decoding: table.rowsJSON, as: UTF8.self)) AS json))
+                        \(unescaped: onConflict)
+                        """)
+                    rows += table.count
+                    copied(name, rows)
+                }
             }
             try await transaction.run("""
                 SELECT setval(pg_get_serial_sequence('objects', 'id'), (SELECT COALESCE(MAX(id), 0) + 1 FROM objects), false)

@@ -1,7 +1,8 @@
 import Foundation
 import SpotCore
 
-/// One catalog table as `spotstore migrate` moves it from one backend to another.
+/// Rows of one catalog table (a batch of them) as `spotstore migrate` moves them from one
+/// backend to another.
 package struct CatalogTable: Sendable {
     /// The table's name.
     package var name: String
@@ -11,6 +12,9 @@ package struct CatalogTable: Sendable {
     /// as `YYYY-MM-DD HH:MM:SS.SSS` in UTC, booleans as 0 or 1), `null`, bytes as `\x` hex.
     package var rowsJSON: Data
     package var count: Int
+
+    /// Rows copied at once: a batch's JSON stays a few megabytes.
+    package static let rowsPerBatch = 5000
 
     package init(name: String, columns: [String], rowsJSON: Data, count: Int) {
         self.name = name

@@ -87,12 +87,15 @@ extension SpotStoreCommand {
                 try await catalog.markMigration(from: storeID)
             }
 
-            var tables: [CatalogTable] = []
-            for name in CatalogTable.durable { tables.append(try sourceCatalog.exportTable(name)) }
-            printError("catalog: copying \(tables.map { "\($0.count) \($0.name)" }.joined(separator: ", "))")
-            try await catalog.importTables(tables)
-
             let sourceRows = try await sourceCatalog.rowCounts()
+            printError("catalog: copying \(CatalogTable.durable.map { "\(sourceRows[$0] ?? 0) \($0)" }.joined(separator: ", "))")
+            let progress = ProgressLine()
+            try await catalog.importTables { name, after in
+                try sourceCatalog.exportRows(of: name, after: after, limit: CatalogTable.rowsPerBatch)
+            } copied: { name, rows in
+                progress.say("catalog: \(rows) of \(sourceRows[name] ?? 0) \(name) copied")
+            }
+
             let destinationRows = try await catalog.rowCounts()
             print("table".padding(toLength: 20, withPad: " ", startingAt: 0) + "      source  destination")
             var differ = false
@@ -119,35 +122,39 @@ extension SpotStoreCommand {
             var bytes: Int64 = 0
         }
 
-        /// Copies the blobs `destination` lacks (one listing of it, not a request per blob),
-        /// reporting progress at every tenth of them and every 2 s, then tallies both sides.
+        /// Copies the blobs `destination` lacks, walking both stores side by side in digest
+        /// order (one listing of each, not a request per blob, a page of each in memory),
+        /// reporting progress at every tenth of the blobs (counted by a first walk) and every
+        /// 2 s, then tallies both sides.
         private func copyBlobs(_ service: StorageService, to destination: any BlobStore) async throws -> (source: BlobTally, destination: BlobTally) {
-            var blobs: [StoredBlob] = []
-            for try await blob in service.blobs.allBlobs() { blobs.append(blob) }
-            let total = blobs.reduce(Int64(0)) { $0 + $1.size }
-            var present: [Digest: Int64] = [:]
-            for try await blob in destination.allBlobs() { present[blob.digest] = blob.size }
+            let total = try await Self.tally(service.blobs)
             var done = BlobTally(), copied = 0
-            let reportEvery = max(1, blobs.count / 10)  // and every 2 s
-            var lastReport = ContinuousClock.now
-            for blob in blobs {
-                if present[blob.digest] != blob.size {
+            var present = destination.allBlobs().makeAsyncIterator()
+            var next = try await present.next()
+            let reportEvery = max(1, total.count / 10), progress = ProgressLine()
+            for try await blob in service.blobs.allBlobs() {
+                while let there = next, there.digest < blob.digest { next = try await present.next() }
+                if next != blob {
                     try await service.copyBlob(blob, to: destination)
                     copied += 1
                 }
                 done.count += 1
                 done.bytes += blob.size
-                if ContinuousClock.now - lastReport > .seconds(2) || done.count % reportEvery == 0 || done.count == blobs.count {
-                    lastReport = .now
-                    printError("blobs: \(done.count) of \(blobs.count) (\(describeBytes(done.bytes)) of \(describeBytes(total))), \(copied) copied, \(done.count - copied) there already")
-                }
+                progress.say(
+                    "blobs: \(done.count) of \(total.count) (\(describeBytes(done.bytes)) of \(describeBytes(total.bytes))), \(copied) copied, \(done.count - copied) there already",
+                    now: done.count % reportEvery == 0 || done.count == total.count)
             }
-            var there = BlobTally()
-            for try await blob in destination.allBlobs() {
-                there.count += 1
-                there.bytes += blob.size
+            return (done, try await Self.tally(destination))
+        }
+
+        /// How many blobs `blobs` holds, and their bytes.
+        private static func tally(_ blobs: any BlobStore) async throws -> BlobTally {
+            var tally = BlobTally()
+            for try await blob in blobs.allBlobs() {
+                tally.count += 1
+                tally.bytes += blob.size
             }
-            return (BlobTally(count: blobs.count, bytes: total), there)
+            return tally
         }
 
     }

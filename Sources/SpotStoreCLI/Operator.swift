@@ -1,4 +1,3 @@
-import Synchronization
 import ArgumentParser
 import Foundation
 import SpotCore
@@ -27,8 +26,10 @@ extension SpotStoreCommand {
         var repair = false
 
         func run() async throws {
-            let progress = WalkReporter("fsck", verb: "checked")
-            let report = try await storeOptions.withExistingStore { try await $0.checkIntegrity(repair: repair, progress: progress.report) }
+            let progress = ProgressLine()
+            let report = try await storeOptions.withExistingStore {
+                try await $0.checkIntegrity(repair: repair) { progress.report("fsck", $0, verb: "checked") }
+            }
             for finding in report.findings { print(finding) }
             var summary = "\(report.blobsChecked) blob\(report.blobsChecked == 1 ? "" : "s") checked, \(describeBytes(report.bytesChecked)), \(report.objects) object\(report.objects == 1 ? "" : "s")"
             summary += "; \(report.unreferencedBlobs) unreferenced blob\(report.unreferencedBlobs == 1 ? "" : "s") (\(describeBytes(report.unreferencedBytes))) for `spotstore gc`"
@@ -73,9 +74,9 @@ extension SpotStoreCommand {
         func validate() throws { _ = try parseDuration(grace) }
 
         func run() async throws {
-            let progress = WalkReporter("gc", verb: "walked")
+            let progress = ProgressLine()
             let report = try await storeOptions.withExistingStore {
-                try await $0.collectGarbage(grace: try parseDuration(grace), dryRun: dryRun, progress: progress.report)
+                try await $0.collectGarbage(grace: try parseDuration(grace), dryRun: dryRun) { progress.report("gc", $0, verb: "walked") }
             }
             for blob in report.collected {
                 print("\(dryRun ? "would remove" : "removed") \(blob.digest)\t\(blob.size) bytes")
@@ -204,26 +205,3 @@ func describeBytes(_ bytes: Int64) -> String {
     return unit < 0 ? "\(bytes) bytes" : "\(bytes) bytes (\(String(format: "%.1f", value)) \(units[unit]))"
 }
 
-/// Reports on standard error how far `fsck` or `gc` is through the store: every 2 s, and
-/// at the end once it has reported (a small store's walk says nothing).
-final class WalkReporter: Sendable {
-    private let command: String
-    private let verb: String
-    private let state = Mutex((last: ContinuousClock.now, reported: false))
-
-    init(_ command: String, verb: String) {
-        self.command = command
-        self.verb = verb
-    }
-
-    func report(_ progress: WalkProgress) {
-        let due = state.withLock { state in
-            let done = progress.passesDone == progress.passes
-            guard ContinuousClock.now - state.last >= .seconds(2) || (done && state.reported) else { return false }
-            state = (.now, true)
-            return true
-        }
-        guard due else { return }
-        printError("\(command): \(progress.passesDone) of \(progress.passes) digest prefixes, \(progress.blobs) blobs (\(describeBytes(progress.bytes))) \(verb)")
-    }
-}

@@ -1,3 +1,4 @@
+import Catalogs
 import SQLCatalog
 import Conformance
 import Foundation
@@ -8,7 +9,8 @@ import Testing
 import TestSupport
 
 /// What only the PostgreSQL catalog can show: several catalogs (processes) on one
-/// database, its start-up errors, a database that goes away, and index use of spot search.
+/// database, its start-up errors, a database that goes away, index use of spot search, and
+/// the import of a catalog batch by batch.
 /// Left out without a server (see `PostgresTestServer`).
 @Suite(.enabled(if: PostgresTestServer.isEnabled)) struct PostgresCatalogTests {
     @Test func aMalformedURLIsRefusedSayingWhatAURLLooksLike() async throws {
@@ -76,6 +78,26 @@ import TestSupport
         #expect(try await catalogs[0].users().map(\.uid) == ["user0", "user1", "user2", "user3"])
         for catalog in catalogs { await catalog.close() }
         try await PostgresTestServer.dropDatabase(database)
+    }
+
+    /// `spotstore migrate` copies the catalog a batch of rows at a time: copied two rows at
+    /// a time, every table holds every row once, and the objects are the same.
+    @Test func aCatalogCopiedInBatchesHoldsEveryRowOnce() async throws {
+        let source = try SQLiteCatalog.inMemory()
+        for (index, uid) in ["alice", "bob", "carol"].enumerated() { _ = try await source.addUser(uid, tokenDigest: digest(200 + index)) }
+        for index in 0..<7 {
+            _ = try await source.commit(
+                upload("s\(index % 3)/\(index).jpg", seed: index, photo: photo(at: 48.85 + Double(index) / 100, 2.35, city: "Paris")),
+                admission: SpotAdmission(maxObjects: 10))
+        }
+        try await PostgresTestServer.withCatalog { destination in
+            try await destination.importTables { name, after in try source.exportRows(of: name, after: after, limit: 2) } copied: { _, _ in }
+            #expect(try await destination.rowCounts() == (try await source.rowCounts()))
+            let query = ListQuery(bucket: "spots", maxResults: 100)
+            // Times keep their milliseconds, as Dates they may differ in the last bits.
+            let fields = { (object: StoredObject) in "\(object.path) \(object.digest) \(object.size) \(object.owner) \(String(describing: object.photo))" }
+            #expect(try await destination.list(query).items.map(fields) == (try await source.list(query).items.map(fields)))
+        }
     }
 
     /// Connections killed under the catalog fail an operation or two with a clear error,
