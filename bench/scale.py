@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Times what bench/scale.sh compares across store sizes, against a running server whose
 folder FOLDER of bucket `files` holds objects `fill-0.txt`, `fill-1.txt`, … and whose bucket
-`spots` holds spots as spotstore-bench-fill makes them (25 a city, the first column of the
-grid at longitude 5 filled first). Every request asks for the same amount at every size:
-full pages of 100 names (paging on from page to page), 20 spots of `City 0` … `City 9`, and
-the spots within 2 km of points of the first column. Prints one line:
+`spots` holds spots as spotstore-bench-fill makes them (25 a city; the first 250 beside
+longitude 5, every later one far to the east at the same latitudes). Every request asks for
+the same amount at every size: full pages of 100 names (paging on from page to page), 20
+spots of `City 0` … `City 9`, and the spots within 2 km of points beside longitude 5 (the
+same spots at every size). Prints one line:
 `scale PUT_MS CPU_MS_PER_PUT LIST_MS CITY_MS NEAR_MS DELETE_MS RSS_MB` (medians).
 
     bench/scale.py URL TOKEN SERVER_PID FOLDER ROUND REPEATS

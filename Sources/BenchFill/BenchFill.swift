@@ -8,13 +8,19 @@ import SpotCore
 /// commits (so spot counts, positions and locations are what uploads would leave): tiny
 /// objects `fill-FROM.txt` up to `fill-TO.txt` (excluded) in one folder, and spots
 /// `spot-SPOTS_FROM` up to `spot-SPOTS_TO` of one geotagged photo each, 25 to a city of
-/// 100 in turn, on a grid of 500 by 500 points 1/250° apart from (45, 5), column by column.
+/// 100 in turn: the first `nearPatch` in two columns beside longitude 5 from latitude 45.08
+/// to 45.88 (where bench/scale.py searches near points), every later one at the same
+/// latitudes 80 km and more to the east, on a grid of 500 by 500 points 1/250° apart from
+/// (45, 6), column by column. So a search near a point finds the same spots at every size.
 /// The objects' bytes are stored only with BLOBS (the store's blob directory), for `fsck`
 /// and `gc` to read: a short text per object, named by its SHA-256 and written without a
 /// sync (a bench store, made fast), where the blob store puts it.
 ///
 ///     spotstore-bench-fill CATALOG OWNER BUCKET/FOLDER FROM TO SPOTS_BUCKET SPOTS_FROM SPOTS_TO [BLOBS]
 @main struct BenchFill {
+    /// The spots beside longitude 5 (those of the smallest size bench/scale.sh runs).
+    static let nearPatch = 250
+
     /// Commits under way at once: enough for group commit to share each sync.
     static let concurrency = 64
 
@@ -37,7 +43,9 @@ import SpotCore
                 contentType: "text/plain", owner: owner)
         }
         try await commit(spots, what: "spots in \(spotsBucket)", into: catalog) { index in
-            let location = GeoPoint(latitude: 45 + Double(index % 500) / 250, longitude: 5 + Double(index / 500 % 500) / 250)
+            let location = index < nearPatch
+                ? GeoPoint(latitude: 45.08 + Double(index % (nearPatch / 2)) * 0.0064, longitude: index < nearPatch / 2 ? 4.998 : 5.002)
+                : GeoPoint(latitude: 45 + Double(index % 500) / 250, longitude: 6 + Double(index / 500 % 500) / 250)
             let photo = PhotoMetadata(width: 1, height: 1, location: location, place: Place(city: "City \(index / 25 % 100)", country: "Bench"))
             let bytes = try bytes(of: "the photo of spot \(index)", into: blobs)
             return NewObject(

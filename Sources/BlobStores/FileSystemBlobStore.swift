@@ -17,11 +17,18 @@ public struct FileSystemBlobStore: BlobStore {
     /// files there, never among the blobs.
     let incomingPath: String
 
-    /// Creates `root` and `temporaryDirectory` if needed.
+    /// Creates `root`, the 256 first-level shard directories (durably, so that storing a
+    /// blob makes at most its second-level one) and `temporaryDirectory` if needed.
     public init(root: String, temporaryDirectory: String) throws {
         self.root = root
         self.incomingPath = temporaryDirectory
-        try FileManager.default.createDirectory(atPath: "\(root)/sha256", withIntermediateDirectories: true)
+        let base = "\(root)/sha256"
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        let missing = (0..<256).map { String(format: "%02x", $0) }.filter { !FileManager.default.fileExists(atPath: "\(base)/\($0)") }
+        if !missing.isEmpty {
+            for name in missing { try FileManager.default.createDirectory(atPath: "\(base)/\(name)", withIntermediateDirectories: false) }
+            try fsyncFile(at: base)
+        }
         try FileManager.default.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true)
     }
 
@@ -100,16 +107,18 @@ public struct FileSystemBlobStore: BlobStore {
         guard unlink(path(of: digest)) == 0 || errno == ENOENT else { throw SpotError.fromErrno("cannot remove blob \(digest)") }
     }
 
-    /// Creates the shard directory of `destination` when missing, with its new entries in
-    /// `sha256/` and `sha256/ab/` fsynced so that a power cut cannot lose the directory
-    /// of a blob already reported stored; returns the directory.
+    /// Creates the shard directory of `destination` when missing, with its new entry in
+    /// `sha256/ab/` fsynced (and `ab`'s in `sha256/`, when something removed it) so that
+    /// a power cut cannot lose the directory of a blob already reported stored; returns
+    /// the directory.
     private func makeShardDirectory(for destination: String) throws -> String {
         let directory = String(destination[..<destination.lastIndex(of: "/")!])
         guard !FileManager.default.fileExists(atPath: directory) else { return directory }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let parent = (directory as NSString).deletingLastPathComponent
+        let parentWasThere = FileManager.default.fileExists(atPath: parent)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try fsyncFile(at: parent)
-        try fsyncFile(at: (parent as NSString).deletingLastPathComponent)
+        if !parentWasThere { try fsyncFile(at: (parent as NSString).deletingLastPathComponent) }
         return directory
     }
 

@@ -123,6 +123,9 @@ public struct SQLiteDatabase: CatalogDatabase {
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(busyTimeout)
+        // Statement journals and sorts in memory: on disk, a write in a savepoint made and
+        // removed a file of its own (an inode created and freed per commit).
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
         return config
     }
 

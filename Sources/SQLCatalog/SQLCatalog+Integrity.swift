@@ -53,16 +53,16 @@ extension SQLCatalog {
         try await read { transaction in try await Self.issues(transaction).map(\.issue) }
     }
 
-    /// In one transaction.
+    /// Found in one snapshot, then each repaired in a short transaction of its own: a repair
+    /// derives its state again from what is there then, so the server's writes wait for one
+    /// repair at a time, never for the whole scan.
     public func repairIssues() async throws -> Int {
-        try await write { transaction in
-            var fixed = 0
-            for (issue, repair) in try await Self.issues(transaction) where issue.repairable {
-                try await repair?(transaction)
-                fixed += 1
-            }
-            return fixed
+        var fixed = 0
+        for (issue, repair) in try await read({ transaction in try await Self.issues(transaction) }) where issue.repairable {
+            try await write { transaction in try await repair?(transaction) }
+            fixed += 1
         }
+        return fixed
     }
 
     public func markDamaged(_ digest: Digest, reason: String) async throws {
@@ -128,7 +128,8 @@ extension SQLCatalog {
         "(SELECT COUNT(*) FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id))"
     }
 
-    /// A repair of one reference issue, run in the repairing transaction.
+    /// A repair of one reference issue, run in a transaction of its own; running it again
+    /// changes nothing more.
     private typealias Repair = @Sendable (any CatalogTransaction) async throws -> Void
 
     /// The reference issues, each with its repair when it has one.
@@ -164,38 +165,25 @@ extension SQLCatalog {
                     INSERT INTO spots (bucket, id, owner, created_at, object_count)
                     SELECT bucket, spot_id, owner, created_at, \(objectCount(of: spot))
                     FROM objects WHERE bucket = \(spot.bucket) AND spot_id = \(spot.id)
+                      AND NOT EXISTS (SELECT 1 FROM spots WHERE bucket = \(spot.bucket) AND id = \(spot.id))
                     ORDER BY created_at, id LIMIT 1
                     """)
                 try await refreshLocation(of: spot, transaction)
             }))
         }
-        // Spots whose count or location is not what their objects give, read in full.
-        for row in try await transaction.rows("""
-            SELECT \(unescaped: spotColumns), (SELECT COUNT(*) FROM objects WHERE objects.bucket = spots.bucket AND objects.spot_id = spots.id)
-            FROM spots ORDER BY bucket, id
-            """) {
-            let spot = try SpotRecord(row)
-            let key = SpotKey(bucket: spot.bucket, id: spot.id)
-            var derived = spot
-            derived.objectCount = try row(20)
-            derived.setLocation(try await locationFromAllPhotos(of: key, transaction))
-            if derived.objectCount != spot.objectCount {
-                let issue = CatalogIssue(
-                    problem: "spot \(spot.bucket)/\(spot.id) records \(spot.objectCount) objects but holds \(derived.objectCount) (derived state out of date)",
-                    remedy: "run `spotstore fsck --repair` to count them again", repairable: true)
-                issues.append((issue, { transaction in
-                    try await transaction.run("""
-                        UPDATE spots SET object_count = \(objectCount(of: key)) WHERE bucket = \(key.bucket) AND id = \(key.id)
-                        """)
-                }))
-            }
-            derived.objectCount = spot.objectCount
-            guard derived != spot else { continue }
-            let what = derived.location == nil ? "a location none of its objects' photos has" : "a location that is not its first geotagged photo's"
-            let issue = CatalogIssue(
-                problem: "spot \(spot.bucket)/\(spot.id) records \(what) (derived state out of date)",
-                remedy: "run `spotstore fsck --repair` to derive it again from its objects", repairable: true)
-            issues.append((issue, { transaction in try await refreshLocation(of: key, transaction) }))
+        // Spots whose count or location is not what their objects give, read in full, a page
+        // of spots at a time (memory holds a page, however many spots there are).
+        var after: SpotKey?
+        while true {
+            var page: CatalogSQL = """
+                SELECT \(unescaped: spotColumns), (SELECT COUNT(*) FROM objects WHERE objects.bucket = spots.bucket AND objects.spot_id = spots.id)
+                FROM spots
+                """
+            if let after { page = page + " WHERE (bucket, id) > (\(after.bucket), \(after.id))" }
+            let rows = try await transaction.rows(page + " ORDER BY bucket, id LIMIT \(spotsPerScan)")
+            for row in rows { try await checkSpot(row, into: &issues, transaction) }
+            guard rows.count == spotsPerScan, let last = rows.last else { break }
+            after = SpotKey(bucket: try last(0), id: try last(1))
         }
         // Download tokens of no object (foreign keys normally prevent these).
         let orphanTokens = try await transaction.value(
@@ -209,5 +197,35 @@ extension SQLCatalog {
             }))
         }
         return issues
+    }
+
+    /// How many spots the scan for issues reads at once.
+    private static var spotsPerScan: Int { 1000 }
+
+    /// The issues of one spot row of the scan (its columns, then the count of its objects):
+    /// a count or location that is not what its objects give.
+    private static func checkSpot(_ row: SQLRow, into issues: inout [(issue: CatalogIssue, repair: Repair?)], _ transaction: any CatalogTransaction) async throws {
+        let spot = try SpotRecord(row)
+        let key = SpotKey(bucket: spot.bucket, id: spot.id)
+        var derived = spot
+        derived.objectCount = try row(20)
+        derived.setLocation(try await locationFromAllPhotos(of: key, transaction))
+        if derived.objectCount != spot.objectCount {
+            let issue = CatalogIssue(
+                problem: "spot \(spot.bucket)/\(spot.id) records \(spot.objectCount) objects but holds \(derived.objectCount) (derived state out of date)",
+                remedy: "run `spotstore fsck --repair` to count them again", repairable: true)
+            issues.append((issue, { transaction in
+                try await transaction.run("""
+                    UPDATE spots SET object_count = \(objectCount(of: key)) WHERE bucket = \(key.bucket) AND id = \(key.id)
+                    """)
+            }))
+        }
+        derived.objectCount = spot.objectCount
+        guard derived != spot else { return }
+        let what = derived.location == nil ? "a location none of its objects' photos has" : "a location that is not its first geotagged photo's"
+        let issue = CatalogIssue(
+            problem: "spot \(spot.bucket)/\(spot.id) records \(what) (derived state out of date)",
+            remedy: "run `spotstore fsck --repair` to derive it again from its objects", repairable: true)
+        issues.append((issue, { transaction in try await refreshLocation(of: key, transaction) }))
     }
 }

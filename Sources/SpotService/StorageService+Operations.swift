@@ -187,7 +187,7 @@ extension StorageService {
         var present: [SpotCore.Digest: Int64] = [:]
 
         while let blob = try await walk.next(of: prefix) {
-            guard let (actual, size) = try await hash(blob.digest) else { continue }  // removed meanwhile
+            guard let (actual, size) = try await hash(blob.digest, listedSize: blob.size) else { continue }  // removed meanwhile
             report.blobsChecked += 1
             report.bytesChecked += size
             if actual == blob.digest {
@@ -261,18 +261,21 @@ extension StorageService {
         }
     }
 
-    /// The SHA-256 and size of blob `digest`'s bytes, read in chunks; `nil` when it is gone.
-    func hash(_ digest: SpotCore.Digest) async throws -> (SpotCore.Digest, Int64)? {
+    /// The SHA-256 and size of blob `digest`'s bytes, read in chunks of at most
+    /// `verifyChunk` (a byte more than the `listedSize` the walk gave, up to it, so a small
+    /// blob is one small read); `nil` when it is gone.
+    func hash(_ digest: SpotCore.Digest, listedSize: Int64) async throws -> (SpotCore.Digest, Int64)? {
         var hasher = SHA256()
         var offset: Int64 = 0
         while true {
-            guard let chunk = try await blobs.read(digest, offset: offset, count: Self.verifyChunk) else {
+            let count = offset < listedSize ? Int(min(Int64(Self.verifyChunk), listedSize - offset + 1)) : Self.verifyChunk
+            guard let chunk = try await blobs.read(digest, offset: offset, count: count) else {
                 return offset == 0 ? nil : (SpotCore.Digest(bytes: hasher.finalize()), offset)
             }
             if chunk.isEmpty { break }
             hasher.update(data: chunk)
             offset += Int64(chunk.count)
-            if chunk.count < Self.verifyChunk { break }
+            if chunk.count < count { break }
         }
         return (SpotCore.Digest(bytes: hasher.finalize()), offset)
     }

@@ -1,4 +1,4 @@
-import Catalogs
+@testable import Catalogs
 import SQLCatalog
 import Foundation
 import GRDB
@@ -92,6 +92,25 @@ import Testing
             #expect(try await catalog.spot(bucket: "spots", id: "louvre")?.owner == "alice")
             #expect(try await catalog.spot(bucket: "spots", id: "louvre")?.objectCount == 1)
         }
+    }
+
+    /// The scan for issues reads spots a page at a time: drift in the first spot, at the
+    /// end of a page and past it is found, and repaired, among 1,002 spots.
+    @Test func issuesInEveryPageOfSpotsAreFoundAndRepaired() async throws {
+        let queue = try DatabaseQueue(configuration: SQLiteDatabase.makeConfiguration())
+        let catalog = SQLiteCatalog(try SQLiteDatabase(queue))
+        let names = (0..<1002).map { String(format: "s%04d", $0) }
+        for (index, name) in names.enumerated() {
+            _ = try await catalog.commit(try SQLiteCatalogSpotTests.uniqueUpload("\(name)/a.txt", seed: index), admission: SpotAdmission())
+        }
+        let drifted = ["s0000", "s0999", "s1000", "s1001"]
+        try await queue.write { db in
+            for name in drifted { try db.execute(sql: "UPDATE spots SET object_count = 5 WHERE id = ?", arguments: [name]) }
+        }
+        let issues = try await catalog.referenceIssues()
+        #expect(issues.map(\.problem) == drifted.map { "spot spots/\($0) records 5 objects but holds 1 (derived state out of date)" })
+        #expect(try await catalog.repairIssues() == drifted.count)
+        #expect(try await catalog.referenceIssues().isEmpty)
     }
 
     @Test func migrationV4AddsTheDamagedBlobsTable() async throws {
