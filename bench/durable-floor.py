@@ -23,7 +23,8 @@ def main():
         connection = sqlite3.connect(database, timeout=60, isolation_level=None)
         connection.execute("PRAGMA synchronous=FULL")
         for index in range(worker, count, threads):
-            data = (f"{worker}-{index}-".encode() * size)[:size]
+            seed = f"{worker}-{index}-".encode()
+            data = (seed * (size // len(seed) + 1))[:size]
             digest = hashlib.sha256(data).hexdigest()
             temporary = os.path.join(folder, "tmp", f"{worker}-{index}")
             with open(temporary, "wb") as file:

@@ -19,7 +19,8 @@ def main():
         mine, failed = [], 0
         for index in range(client, count, clients):
             name = urllib.parse.quote(f"{folder}/{client}-{index}.txt", safe="")
-            body = (f"{folder}-{client}-{index}-".encode() * size)[:size]
+            seed = f"{folder}-{client}-{index}-".encode()
+            body = (seed * (size // len(seed) + 1))[:size]
             started = time.monotonic()
             connection.request("PUT", f"/v0/b/{bucket}/o/{name}", body=body,
                                headers={"Authorization": f"Bearer {token}", "Content-Type": "text/plain"})

@@ -9,7 +9,8 @@
 #
 # For each number of clients: SpotStore's writes per second (and p50/p99 latency) over HTTP,
 # every object its own bytes, all in folder `bulk` of bucket `files`; then the floor with as
-# many threads. Target: SpotStore >= 1.0x the floor. Environment: SPOTSTORE, CLIENTS ("8 64"),
+# many threads. Target: SpotStore >= 1.0x the floor for tiny writes, 0.8x from 1 MiB on
+# (SIZE=4194304: 4 MiB PUTs). Environment: SPOTSTORE, CLIENTS ("8 64"),
 # COUNT (2000 per run), SIZE (bytes, 100), PORT (18182), KEEP=1, SMOKE=1.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,12 +28,14 @@ command -v python3 >/dev/null || die "python3 is missing (apt-get install python
 use_workdir
 TOKEN=$("$SPOTSTORE" users add bench --store "$work/store" 2>"$work/users.log" | tail -1) ||
   die "spotstore users add failed: $(cat "$work/users.log")"
-cat >"$work/writes.rules" <<'RULES'
+limit_mib=$(( (SIZE + 1048575) / 1048576 ))
+target=$(if ((SIZE >= 1048576)); then echo 0.8; else echo 1.0; fi)
+cat >"$work/writes.rules" <<RULES
 rules_version = '2';
-// bench/small-writes.sh: any bytes up to 1 MiB in bucket `files`, no thumbnails.
+// bench/small-writes.sh: any bytes up to $limit_mib MiB (SIZE, rounded up) in bucket \`files\`, no thumbnails.
 service firebase.storage {
   match /b/files/o/{path=**} {
-    limit size: 1 MiB, thumbnails: false;
+    limit size: $limit_mib MiB, thumbnails: false;
     allow read, write, list: if request.auth != null;
   }
 }
@@ -51,7 +54,7 @@ report=$RESULTS/small-writes-$(date -u +%Y%m%dT%H%M%SZ).txt
     read -r _ _ _ _ floor < <(python3 "$HERE/durable-floor.py" "$work/floor$round" "$COUNT" "$clients" "$SIZE")
     ratio=$(python3 -c "print(f'{$ours / $floor:.2f}')")
     printf '%-8s %14s %14s %8s %9s %9s\n' "$clients" "$ours" "$floor" "${ratio}x" "$p50" "$p99"
-    if ! smoke && python3 -c "import sys; sys.exit(0 if $ours < $floor else 1)"; then echo "MISSED: $clients clients at ${ratio}x the floor (target 1.0x)"; fi
+    if ! smoke && python3 -c "import sys; sys.exit(0 if $ours < $target * $floor else 1)"; then echo "MISSED: $clients clients at ${ratio}x the floor (target ${target}x)"; fi
   done
 } | tee "$report"
 log "saved $report"
