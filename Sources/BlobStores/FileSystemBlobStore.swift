@@ -25,10 +25,11 @@ public struct FileSystemBlobStore: BlobStore {
         let base = "\(root)/sha256"
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         let missing = (0..<256).map { String(format: "%02x", $0) }.filter { !FileManager.default.fileExists(atPath: "\(base)/\($0)") }
-        if !missing.isEmpty {
-            for name in missing { try FileManager.default.createDirectory(atPath: "\(base)/\(name)", withIntermediateDirectories: false) }
-            try fsyncFile(at: base)
-        }
+        // Another process may make them at the same time, and a read-only store cannot: a
+        // folder still missing is made when a blob needs it (`makeShardDirectory`). The sync
+        // covers the folders another process made too.
+        for name in missing { try? FileManager.default.createDirectory(atPath: "\(base)/\(name)", withIntermediateDirectories: true) }
+        if !missing.isEmpty, access(base, W_OK) == 0 { try fsyncFile(at: base) }
         try FileManager.default.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true)
     }
 

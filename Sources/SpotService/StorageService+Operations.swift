@@ -78,6 +78,16 @@ struct PrefixedBlobWalk {
     mutating func finishPass() {
         progress.passesDone += 1
     }
+
+    /// Returns once every blob of the walk was handed out (all the prefixes are done).
+    /// - Throws: `.internal` naming a blob the store listed out of digest order, which
+    ///   would otherwise have held back every later one unchecked.
+    mutating func finish() async throws {
+        if pending == nil { pending = try await iterator.next() }
+        if let blob = pending {
+            throw SpotError(.internal, "the blob store listed blob \(blob.digest) out of digest order, so the walk cannot go on; report it")
+        }
+    }
 }
 
 /// What `gc` removed, or would remove.
@@ -152,6 +162,7 @@ extension StorageService {
             walk.finishPass()
             progress(walk.progress)
         }
+        try await walk.finish()
 
         let issues = try await catalog.referenceIssues()
         if repair, issues.contains(where: \.repairable) {
@@ -323,6 +334,7 @@ extension StorageService {
             walk.finishPass()
             progress(walk.progress)
         }
+        try await walk.finish()
         return report
     }
 

@@ -93,7 +93,7 @@ extension SpotStoreCommand {
             try await catalog.importTables { name, after in
                 try sourceCatalog.exportRows(of: name, after: after, limit: CatalogTable.rowsPerBatch)
             } copied: { name, rows in
-                progress.say("catalog: \(rows) of \(sourceRows[name] ?? 0) \(name) copied")
+                progress.say("catalog: \(rows) of \(sourceRows[name] ?? 0) \(name) copied", done: rows == sourceRows[name])
             }
 
             let destinationRows = try await catalog.rowCounts()

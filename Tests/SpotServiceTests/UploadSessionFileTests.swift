@@ -176,7 +176,7 @@ import TestSupport
         async let first = Self.outcome { try await store.service.appendToUploadSession(session.id, at: 0, by: alice, body: held) }
         await held.reading()  // the first request holds the file's lock
         let second = await #expect(throws: SpotError.self) { _ = try await append(randomBytes(500)[...], at: 0, to: session.id) }
-        #expect(second == SpotError(.conflict, "another request is still sending bytes to this upload; ask where it is, then go on from there"),
+        #expect(second == SpotError(.conflict, "another request holds this upload and has sent nothing for 2 s; ask where the upload is, then go on from there"),
                 "\(String(describing: second))")
 
         try await store.service.cancelUploadSession(session.id, by: alice)

@@ -22,8 +22,9 @@ struct UploadSessionFiles: UploadByteStore {
     /// How long an append waits for another request holding the session's file, while that
     /// request shows no sign of life, before it is told to ask where the upload is and go on
     /// from there. The holder shows life by changing the file: its bytes while they arrive,
-    /// its times while it syncs and records them (`touching`); so only a client that stopped
-    /// sending holds others off. (A finish waits as long as it takes: what holds the file
+    /// its times while it reads the catalog, syncs and records them (`touching`); so only a
+    /// client that stopped sending holds others off. (A catalog that hangs holds them as long
+    /// as it hangs; its own deadlines end that.) (A finish waits as long as it takes: what holds the file
     /// then is an append, whose end it needs.)
     static let appendLockWait: Duration = .seconds(2)
 
@@ -131,7 +132,7 @@ struct UploadSessionFiles: UploadByteStore {
                     throw SpotError(.internal, "an upload session's file holds more than its bytes and cannot be cut")
                 }
             }
-            try await onFileThread { try linkOrCopy(id, to: destination, count: received) }
+            try await Self.touching(fd) { try await onFileThread { try linkOrCopy(id, to: destination, count: received) } }
         }
     }
 
@@ -189,7 +190,8 @@ struct UploadSessionFiles: UploadByteStore {
         }
         defer { close(fd) }
         try await Self.lock(fd, waitingAtMost: wait)
-        return try await body(fd, try await check())
+        let current = try await Self.touching(fd) { try await check() }
+        return try await body(fd, current)
     }
 
     /// Takes `fd`'s lock, waiting for another request (without holding a thread) as long as
@@ -204,7 +206,7 @@ struct UploadSessionFiles: UploadByteStore {
                 if state != lastChange.state {
                     lastChange = (state, ContinuousClock.now)
                 } else if ContinuousClock.now - lastChange.at >= quiet {
-                    throw SpotError(.conflict, "another request is still sending bytes to this upload; ask where it is, then go on from there")
+                    throw SpotError(.conflict, "another request holds this upload and has sent nothing for \(quiet.components.seconds) s; ask where the upload is, then go on from there")
                 }
             }
             try await Task.sleep(for: pause)
