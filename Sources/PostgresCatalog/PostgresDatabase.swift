@@ -194,9 +194,9 @@ public final class PostgresDatabase: CatalogDatabase {
     /// (`outageWait` while the change listener cannot reach the server either: 503s, not a
     /// queue). A connection lent after the caller gave up is released unused. An operation
     /// whose connection stays closed under it for a `closedConnectionCheck` fails (see
-    /// `ClosedConnectionWatch`). Each call is
-    /// counted (swift-metrics) by `kind` (write, read, statement) and outcome (ok; refused:
-    /// a rule such as the spot's limit said no; failed), with its time.
+    /// `ClosedConnectionWatch`). Each call is counted (swift-metrics) by `kind` (write, read,
+    /// statement) and outcome (ok; refused: a rule such as the spot's limit said no; failed),
+    /// with its time.
     private func withConnection<T: Sendable>(_ kind: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let wait = feed.problem == nil ? connectionWait : min(connectionWait, Self.outageWait)
         let lease = LeaseGate()

@@ -66,6 +66,27 @@ extension BlobStore {
     public func allBlobs(pageSize: Int = 1000) -> BlobWalk {
         BlobWalk(blobs: self, pageSize: pageSize)
     }
+
+    /// How many blobs the store holds and their bytes, counted by one walk.
+    public func tally() async throws -> BlobTally {
+        var tally = BlobTally()
+        for try await blob in allBlobs() { tally.add(blob) }
+        return tally
+    }
+}
+
+/// A count of blobs and their bytes.
+public struct BlobTally: Sendable, Equatable {
+    public var count = 0
+    public var bytes: Int64 = 0
+
+    public init() {}
+
+    /// Counts `blob`.
+    public mutating func add(_ blob: StoredBlob) {
+        count += 1
+        bytes += blob.size
+    }
 }
 
 /// Every blob of a store in digest order (`BlobStore.allBlobs(pageSize:)`).

@@ -2,9 +2,10 @@ import Synchronization
 
 /// Runs `operation` in a task of its own and asks `expiry()` after `limit`, and every
 /// `limit` after while it runs, whether to stop waiting for it: an error stops the wait
-/// (the operation is cancelled but never awaited), `nil` keeps waiting. For awaits of postgres-nio 1.33 that can stay suspended for good: a query sent on a
-/// connection that is being closed, or a lease whose cancellation came while it was being
-/// queued; for a health check that must answer in time. A task group would wait for
+/// (the operation is cancelled but never awaited), `nil` keeps waiting. For awaits of
+/// postgres-nio 1.33 that can stay suspended for good: a query sent on a connection that is
+/// being closed, or a lease whose cancellation came while it was being queued; for a health
+/// check that must answer in time. A task group would wait for
 /// those children; this returns.
 @discardableResult
 public func withDeadline<T: Sendable>(

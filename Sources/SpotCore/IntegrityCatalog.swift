@@ -31,4 +31,3 @@ public protocol IntegrityCatalog: Sendable {
     /// Objects, logical and unique bytes, thumbnails, and per-bucket counts.
     func statistics() async throws -> CatalogStatistics
 }
-

@@ -44,12 +44,11 @@ public struct IntegrityReport: Sendable {
     public var hasDamage: Bool { findings.contains { $0.kind == .damaged } }
 }
 
-/// How far `fsck` or `gc` is through a store: digest prefixes done of all, blobs and bytes walked.
+/// How far `fsck` or `gc` is through a store: digest prefixes done of all, blobs walked.
 public struct WalkProgress: Sendable, Equatable {
     public var passesDone: Int
     public var passes: Int
-    public var blobs: Int
-    public var bytes: Int64
+    public var walked: BlobTally
 }
 
 /// The blobs of a store's walk (in digest order) handed out a digest prefix at a time,
@@ -61,16 +60,14 @@ struct PrefixedBlobWalk {
 
     init(_ walk: BlobWalk, passes: Int) {
         iterator = walk.makeAsyncIterator()
-        progress = WalkProgress(passesDone: 0, passes: passes, blobs: 0, bytes: 0)
+        progress = WalkProgress(passesDone: 0, passes: passes, walked: BlobTally())
     }
 
     /// The next blob if it is one of `prefix`'s; `nil` once the walk is past them.
     mutating func next(of prefix: DigestPrefix) async throws -> StoredBlob? {
-        if pending == nil { pending = try await iterator.next() }
-        guard let blob = pending, prefix.contains(blob.digest) else { return nil }
+        guard let blob = try await peek(), prefix.contains(blob.digest) else { return nil }
         pending = nil
-        progress.blobs += 1
-        progress.bytes += blob.size
+        progress.walked.add(blob)
         return blob
     }
 
@@ -83,10 +80,15 @@ struct PrefixedBlobWalk {
     /// - Throws: `.internal` naming a blob the store listed out of digest order, which
     ///   would otherwise have held back every later one unchecked.
     mutating func finish() async throws {
-        if pending == nil { pending = try await iterator.next() }
-        if let blob = pending {
+        if let blob = try await peek() {
             throw SpotError(.internal, "the blob store listed blob \(blob.digest) out of digest order, so the walk cannot go on; report it")
         }
+    }
+
+    /// The walk's next blob, kept until it is handed out.
+    private mutating func peek() async throws -> StoredBlob? {
+        if pending == nil { pending = try await iterator.next() }
+        return pending
     }
 }
 
@@ -130,11 +132,21 @@ extension StorageService {
     /// prefix at a time (`DigestPrefix`), with as many digits as make its parts this small.
     public static let referencesPerPass = 4096
 
-    /// The digest prefixes that split this store's references into parts of about
-    /// `referencesPerPass` (`perPass`), in order.
-    func passes(of perPass: Int) async throws -> [DigestPrefix] {
+    /// Runs `pass` on each digest prefix that splits this store's references into parts of
+    /// about `perPass`, in order, with the blob walk it takes the prefix's blobs from;
+    /// `progress` hears of each. Ends with the walk used up.
+    func walkByPrefix(
+        _ perPass: Int, progress: (WalkProgress) -> Void, _ pass: (DigestPrefix, inout PrefixedBlobWalk) async throws -> Void
+    ) async throws {
         let counts = try await catalog.statistics()
-        return DigestPrefix.all(length: DigestPrefix.length(splitting: counts.objects + counts.thumbnails, into: perPass))
+        let prefixes = DigestPrefix.all(length: DigestPrefix.length(splitting: counts.objects + counts.thumbnails, into: perPass))
+        var walk = PrefixedBlobWalk(blobs.allBlobs(), passes: prefixes.count)
+        for prefix in prefixes {
+            try await pass(prefix, &walk)
+            walk.finishPass()
+            progress(walk.progress)
+        }
+        try await walk.finish()
     }
 
     /// Checks every blob's SHA-256 against its name and every catalog reference; with
@@ -144,7 +156,7 @@ extension StorageService {
     /// bytes), clears the mark of damaged blobs that verify again (restored), and fixes
     /// the repairable catalog issues. `progress` hears of each pass.
     ///
-    /// A digest prefix at a time (`passes(of:)`): the blob walk, in digest order, is read
+    /// A digest prefix at a time (`walkByPrefix`): the blob walk, in digest order, is read
     /// alongside the catalog's references of the prefix, so memory holds one part of the
     /// store, however large it is.
     ///
@@ -155,14 +167,9 @@ extension StorageService {
         repair: Bool, referencesPerPass: Int = referencesPerPass, progress: (WalkProgress) -> Void = { _ in }
     ) async throws -> IntegrityReport {
         var report = IntegrityReport()
-        let passes = try await passes(of: referencesPerPass)
-        var walk = PrefixedBlobWalk(blobs.allBlobs(), passes: passes.count)
-        for prefix in passes {
+        try await walkByPrefix(referencesPerPass, progress: progress) { prefix, walk in
             try await checkPass(prefix, of: &walk, repair: repair, into: &report)
-            walk.finishPass()
-            progress(walk.progress)
         }
-        try await walk.finish()
 
         let issues = try await catalog.referenceIssues()
         if repair, issues.contains(where: \.repairable) {
@@ -312,9 +319,7 @@ extension StorageService {
         let now = configuration.now()
         let cutoff = now.addingTimeInterval(-grace)
         var report = CollectionReport()
-        let passes = try await passes(of: referencesPerPass)
-        var walk = PrefixedBlobWalk(blobs.allBlobs(), passes: passes.count)
-        for prefix in passes {
+        try await walkByPrefix(referencesPerPass, progress: progress) { prefix, walk in
             let references = try await catalog.blobReferences(withPrefix: prefix)
             let named = references.referenced
             while let blob = try await walk.next(of: prefix) {
@@ -331,10 +336,7 @@ extension StorageService {
                     report.kept.append(blob)
                 }
             }
-            walk.finishPass()
-            progress(walk.progress)
         }
-        try await walk.finish()
         return report
     }
 
@@ -396,14 +398,10 @@ extension StorageService {
 
     /// Objects, blobs and bytes of the store, dedup savings and per-bucket counts.
     public func statistics() async throws -> StoreStatistics {
-        var (count, bytes): (Int, Int64) = (0, 0)
-        for try await blob in blobs.allBlobs() {
-            count += 1
-            bytes += blob.size
-        }
+        let stored = try await blobs.tally()
         let catalog = try await self.catalog.statistics()
         return StoreStatistics(
-            objects: catalog.objects, blobs: count, bytesStored: bytes,
+            objects: catalog.objects, blobs: stored.count, bytesStored: stored.bytes,
             logicalBytes: catalog.logicalBytes, uniqueOriginals: catalog.uniqueOriginals, uniqueOriginalBytes: catalog.uniqueOriginalBytes,
             dedupSavings: catalog.logicalBytes - catalog.uniqueOriginalBytes,
             thumbnails: catalog.thumbnails, thumbnailBytes: catalog.thumbnailBytes, buckets: catalog.buckets,

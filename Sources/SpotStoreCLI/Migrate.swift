@@ -116,18 +116,12 @@ extension SpotStoreCommand {
             print("migrated \(start == .resumed ? "(resumed) " : "")to \(toCatalog.redactingPassword)\(toBlobs.map { " and \($0)" } ?? ""): serve with --catalog URL\(blobsOption)")
         }
 
-        /// How many blobs and bytes a store holds.
-        struct BlobTally {
-            var count = 0
-            var bytes: Int64 = 0
-        }
-
         /// Copies the blobs `destination` lacks, walking both stores side by side in digest
         /// order (one listing of each, not a request per blob, a page of each in memory),
         /// reporting progress at every tenth of the blobs (counted by a first walk) and every
         /// 2 s, then tallies both sides.
         private func copyBlobs(_ service: StorageService, to destination: any BlobStore) async throws -> (source: BlobTally, destination: BlobTally) {
-            let total = try await Self.tally(service.blobs)
+            let total = try await service.blobs.tally()
             var done = BlobTally(), copied = 0
             var present = destination.allBlobs().makeAsyncIterator()
             var next = try await present.next()
@@ -138,23 +132,12 @@ extension SpotStoreCommand {
                     try await service.copyBlob(blob, to: destination)
                     copied += 1
                 }
-                done.count += 1
-                done.bytes += blob.size
+                done.add(blob)
                 progress.say(
                     "blobs: \(done.count) of \(total.count) (\(describeBytes(done.bytes)) of \(describeBytes(total.bytes))), \(copied) copied, \(done.count - copied) there already",
                     now: done.count % reportEvery == 0 || done.count == total.count)
             }
-            return (done, try await Self.tally(destination))
-        }
-
-        /// How many blobs `blobs` holds, and their bytes.
-        private static func tally(_ blobs: any BlobStore) async throws -> BlobTally {
-            var tally = BlobTally()
-            for try await blob in blobs.allBlobs() {
-                tally.count += 1
-                tally.bytes += blob.size
-            }
-            return tally
+            return (done, try await destination.tally())
         }
 
     }

@@ -204,4 +204,3 @@ func describeBytes(_ bytes: Int64) -> String {
     }
     return unit < 0 ? "\(bytes) bytes" : "\(bytes) bytes (\(String(format: "%.1f", value)) \(units[unit]))"
 }
-

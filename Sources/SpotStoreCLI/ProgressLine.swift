@@ -22,7 +22,7 @@ final class ProgressLine: Sendable {
     /// How far `fsck` or `gc` (`command`) is through the store.
     func report(_ command: String, _ progress: WalkProgress, verb: String) {
         say(
-            "\(command): \(progress.passesDone) of \(progress.passes) digest prefixes, \(progress.blobs) blobs (\(describeBytes(progress.bytes))) \(verb)",
+            "\(command): \(progress.passesDone) of \(progress.passes) digest prefixes, \(progress.walked.count) blobs (\(describeBytes(progress.walked.bytes))) \(verb)",
             done: progress.passesDone == progress.passes)
     }
 }

@@ -50,7 +50,7 @@ import TestSupport
         var walked: [WalkProgress] = []
         let report = try await f.store.service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass) { walked.append($0) }
         #expect(walked.map(\.passesDone) == Array(1...(referencesPerPass == 1 ? 16 : 1)), "one report per digest prefix")
-        #expect(walked.last?.blobs == report.blobsChecked && walked.last?.bytes == report.bytesChecked)
+        #expect(walked.last?.walked.count == report.blobsChecked && walked.last?.walked.bytes == report.bytesChecked)
         #expect(report.findings.isEmpty, "\(report.findings)")
         #expect(report.objects == 4)
         // 3 originals, 2 JPEG and 2 WebP thumbnails each for the 2 photos (the copy shares coffee's).

@@ -23,9 +23,9 @@ struct UploadSessionFiles: UploadByteStore {
     /// request shows no sign of life, before it is told to ask where the upload is and go on
     /// from there. The holder shows life by changing the file: its bytes while they arrive,
     /// its times while it reads the catalog, syncs and records them (`touching`); so only a
-    /// client that stopped sending holds others off. (A catalog that hangs holds them as long
-    /// as it hangs; its own deadlines end that.) (A finish waits as long as it takes: what holds the file
-    /// then is an append, whose end it needs.)
+    /// client that stopped sending holds others off; a catalog that hangs holds them as long
+    /// as it hangs, until its own deadlines end that. (A finish waits as long as it takes:
+    /// what holds the file then is an append, whose end it needs.)
     static let appendLockWait: Duration = .seconds(2)
 
     /// Files not changed for this long and whose session the catalog no longer has are removed
@@ -53,7 +53,8 @@ struct UploadSessionFiles: UploadByteStore {
     /// offset is cut off. The chunk is written there, made durable and recorded in the
     /// catalog before the lock is let go.
     /// - Throws: `.conflict` when another request holds the lock without a sign of life for
-    ///   `appendLockWait`, or the upload is being finished; `.internal` when bytes the catalog holds are not in the file.
+    ///   `appendLockWait`, or the upload is being finished; `.internal` when bytes the
+    ///   catalog holds are not in the file.
     func append(_ chunk: IncomingChunk, to session: UploadSession) async throws -> (ReceivedChunk, UploadSession?) {
         let offset = chunk.offset
         // Only the first chunk makes the file: a later one without it finds the bytes lost.
@@ -194,23 +195,29 @@ struct UploadSessionFiles: UploadByteStore {
         return try await body(fd, current)
     }
 
+    /// The longest pause between two looks at a held file's lock.
+    private static let longestPause: Duration = .milliseconds(100)
+
     /// Takes `fd`'s lock, waiting for another request (without holding a thread) as long as
-    /// it takes, or until the file has not changed for `quiet` (its holder stopped).
+    /// it takes, or until the file has not changed for `quiet` (its holder stopped). The
+    /// quiet time is what this wait saw: the time between two looks counts for one pause at
+    /// most, so a stall of the whole process (which stalls the holder too) is not taken for
+    /// a holder that stopped.
     private static func lock(_ fd: Int32, waitingAtMost quiet: Duration?) async throws {
-        var lastChange = (state: fileState(fd), at: ContinuousClock.now)
+        var (state, lastLook, quietFor) = (fileState(fd), ContinuousClock.now, Duration.zero)
         var pause = Duration.milliseconds(2)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else { throw SpotError.fromErrno("cannot lock an upload session's file") }
             if let quiet {
-                let state = fileState(fd)
-                if state != lastChange.state {
-                    lastChange = (state, ContinuousClock.now)
-                } else if ContinuousClock.now - lastChange.at >= quiet {
+                let (now, seen) = (ContinuousClock.now, fileState(fd))
+                quietFor = seen == state ? quietFor + min(now - lastLook, longestPause) : .zero
+                (state, lastLook) = (seen, now)
+                if quietFor >= quiet {
                     throw SpotError(.conflict, "another request holds this upload and has sent nothing for \(quiet.components.seconds) s; ask where the upload is, then go on from there")
                 }
             }
             try await Task.sleep(for: pause)
-            pause = min(pause * 2, .milliseconds(100))
+            pause = min(pause * 2, longestPause)
         }
     }
 
