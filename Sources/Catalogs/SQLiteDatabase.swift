@@ -69,6 +69,10 @@ public struct SQLiteDatabase: CatalogDatabase {
     /// `init(path:)` with how long a write waits for another connection's write lock.
     package init(path: String, busyTimeout: TimeInterval) throws {
         let pool = try DatabasePool(path: path, configuration: Self.makeConfiguration(busyTimeout: busyTimeout))
+        // GRDB sets up WAL mode with synchronous=NORMAL, which syncs the WAL only at a
+        // checkpoint: a commit acknowledged since could vanish in a power cut. FULL syncs it
+        // at every commit, one sync per group-commit transaction. Only the writer commits.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try self.init(pool, changes: SQLiteChangeFeed(path: path))
     }
 

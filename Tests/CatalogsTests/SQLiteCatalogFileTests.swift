@@ -22,6 +22,18 @@ import Testing
         }
     }
 
+    /// Every commit syncs the WAL (synchronous=FULL, not GRDB's NORMAL), so an
+    /// acknowledged write survives a power cut, not only a crash of the process.
+    @Test func theWriterSyncsTheWALAtEveryCommit() async throws {
+        try await withTemporaryDirectory { folder in
+            let database = try SQLiteDatabase(path: folder.appendingPathComponent("catalog.sqlite").path)
+            let rows: [SQLRow] = try await database.write { transaction in try await transaction.rows("PRAGMA synchronous") }
+            let row = try #require(rows.first)
+            let level: Int = try row(0)
+            #expect(level == 2)
+        }
+    }
+
     /// A write that waits past the busy timeout for a lock another process holds is
     /// unavailable (503 with Retry-After), never an internal error, and writes nothing.
     @Test func aWriteLockHeldElsewhereMakesWritesUnavailable() async throws {
