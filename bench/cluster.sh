@@ -20,6 +20,7 @@
 #   CONNECTIONS=64      wrk connections (every test); THREADS=2 wrk threads
 #   PHOTOS=4            JPEGs in the spot (PHOTO_SIZE=4000x3000: ~4 MB, 256 px thumbnails ~28 KB)
 #   PUT_MB=4            upload size of the PUT comparison
+#   TINY_BYTES=100      upload size of the tiny PUT comparison
 #   MIX_PUT_KB=256      upload size inside the mix
 #   MIX="thumb=40 thumb1024=10 media=10 meta=10 list=25 put=5"   weights of the mix
 #   RACE_ROUNDS=3       rounds of the 16-way race (16 uploads at once into an empty 4-photo spot)
@@ -30,7 +31,7 @@
 #   TRUSTED_PROXY=1     nodes run with --trusted-proxy 127.0.0.1 (nginx), as they should behind a
 #                       proxy; 0 leaves it out (every client then counts as nginx's address for
 #                       the failed-sign-in limit)
-#   ONLY="media put thumb race mix count"   which parts to run
+#   ONLY="media put tiny thumb race mix count"   which parts to run
 #   KEEP=1              keep the temporary directory (stores, logs, nginx config, wrk output)
 #   S3_LOG, PG_LOG      the S3 proxy's and PostgreSQL's log files (default: the test
 #                       services' $SPOTSTORE_TEST_SERVICES_DIR/log/{proxy,postgres}.log)
@@ -46,7 +47,12 @@
 # nginx (thumbnails made by the nodes). Then, with wrk -c CONNECTIONS:
 #   media  GET a 4 MB original through nginx          vs a presigned GET of the same S3 object
 #   put    PUT PUT_MB new bytes through nginx into     vs presigned PUTs of PUT_MB new bytes
-#          bucket files (no thumbnails)                   straight to the S3 server
+#          bucket files (no thumbnails)                   straight to the S3 server; the floor
+#                                                         (bench/durable-floor.py: the same bytes
+#                                                         written and synced on this disk, as many
+#                                                         threads as connections) is shown too
+#   tiny   PUT TINY_BYTES new bytes into folder files/  vs the embedded store behind its own nginx;
+#          tiny through nginx                             presigned PUTs and the floor are shown too
 #   thumb  GET a 256 px thumbnail through nginx         vs the embedded store behind its own nginx
 #          (repeated: kept answers)                       (same config, PORT+4); the embedded store
 #                                                         and one node, both direct, are shown too
@@ -59,6 +65,7 @@
 #          commit (caches dropped) and repeated; node 1 directly, markers in both logs.
 # S3 requests of the media, put and thumb runs are counted from the proxy's log too.
 # Targets: media MB/s >= 0.70 x S3, put MB/s >= 0.70 x S3, thumb req/s >= 0.80 x embedded,
+# tiny req/s >= 0.50 x embedded,
 # race and mix: 0 x 5xx. The report is printed and saved to bench/results/cluster-<UTC time>.txt.
 # Exit status 1 when a target is missed (after the report; never with SMOKE=1), 2 when the setup fails.
 set -euo pipefail
@@ -77,6 +84,7 @@ THREADS=${THREADS:-2}
 PHOTOS=${PHOTOS:-4}
 PHOTO_SIZE=${PHOTO_SIZE:-4000x3000}
 PUT_MB=${PUT_MB:-4}
+TINY_BYTES=${TINY_BYTES:-100}
 MIX_PUT_KB=${MIX_PUT_KB:-256}
 MIX=${MIX:-"thumb=40 thumb1024=10 media=10 meta=10 list=25 put=5"}
 RACE_ROUNDS=${RACE_ROUNDS:-3}
@@ -84,7 +92,7 @@ COUNT_N=${COUNT_N:-10}
 PORT=${PORT:-18294}
 LOG_LEVEL=${LOG_LEVEL:-info}
 TRUSTED_PROXY=${TRUSTED_PROXY:-1}
-ONLY=${ONLY:-"media put thumb race mix count"}
+ONLY=${ONLY:-"media put tiny thumb race mix count"}
 
 die() { printf 'cluster.sh: %s\n' "$*" >&2; exit 2; }
 source "$HERE/common.sh"
@@ -217,7 +225,7 @@ start_node() {   # n: node n on PORT+n, store $TMP/node<n> (temp files and its c
   mkdir -p "$store"; cp "$TMP/cluster.rules" "$store/rules"
   local proxy=(); [[ $TRUSTED_PROXY == 1 ]] && proxy=(--trusted-proxy 127.0.0.1)
   # --max-uploads-per-client: every wrk connection uploads as the same user; at the default (16)
-  # the PUT test's 64 connections would mostly measure 429s.
+  # the PUT tests' 64 connections would mostly measure 429s.
   "${CLUSTER_ENV[@]}" "$SPOTSTORE" serve --store "$store" --port "$(node_port "$n")" --public-url "$NURL" \
     "${proxy[@]}" --log-level "$LOG_LEVEL" --max-uploads-per-client "$CONNECTIONS" "${SMOKE_SERVE_ARGS[@]}" >>"$TMP/node$n.log" 2>&1 &
   node_pid[$n]=$!
@@ -236,7 +244,8 @@ for n in 1 2; do start_node "$n"; done
 EMB_TOKEN=$("$SPOTSTORE" users add bench --store "$TMP/embedded" 2>"$TMP/users-embedded.log" | tail -1) ||
   die "spotstore users add (embedded) failed: $(cat "$TMP/users-embedded.log")"
 cp "$TMP/cluster.rules" "$TMP/embedded/rules"
-"$SPOTSTORE" serve --store "$TMP/embedded" --port "$EMB_PORT" --log-level "$LOG_LEVEL" "${SMOKE_SERVE_ARGS[@]}" >"$TMP/embedded.log" 2>&1 &
+"$SPOTSTORE" serve --store "$TMP/embedded" --port "$EMB_PORT" --log-level "$LOG_LEVEL" --max-uploads-per-client "$CONNECTIONS" \
+  "${SMOKE_SERVE_ARGS[@]}" >"$TMP/embedded.log" 2>&1 &
 embedded_pid=$!
 wait_up "$EMB_URL" "$embedded_pid" "$TMP/embedded.log" "the embedded store"
 
@@ -330,6 +339,20 @@ measure() {   # TEST SIDE URL SCRIPT AUTH PAYLOAD_BYTES ARGS...
   log "$test $side: ${rps[$k]} req/s, ${mbs[$k]} MB/s, p50 ${p50[$k]} ms, p99 ${p99[$k]} ms, ${errs[$k]}, S3 requests per request ${s3per[$k]} (load ${loads[$k]})"
   local n; for n in 1 2; do kill -0 "${node_pid[$n]}" 2>/dev/null || die "node $n died during $test: $(tail -5 "$TMP/node$n.log")"; done
 }
+# measure_floor TEST BYTES: bench/durable-floor.py writes and syncs BYTES-byte objects with
+# CONNECTIONS threads, 4 per thread (1 in smoke mode), as side `floor` of TEST
+measure_floor() {
+  local test=$1 bytes=$2 k=$1-floor count=$((CONNECTIONS * $(smoke && echo 1 || echo 4)))
+  loads[$k]=$(load_average)
+  local _w _t _n secs rate
+  read -r _w _t _n secs rate < <(python3 "$HERE/durable-floor.py" "$TMP/floor-$test" "$count" "$CONNECTIONS" "$bytes") ||
+    die "bench/durable-floor.py failed"
+  rm -rf "$TMP/floor-$test"
+  rps[$k]=$(awk -v r="$rate" 'BEGIN {printf "%.0f", r}')
+  mbs[$k]=$(awk -v r="$rate" -v b="$bytes" 'BEGIN {printf "%.1f", r * b / 1e6}')
+  p50[$k]=- p99[$k]=- s3per[$k]=- errs[$k]="-"
+  log "$test floor: ${rps[$k]} writes/s, ${mbs[$k]} MB/s ($count writes of $bytes bytes in $secs s)"
+}
 LOAD0=$(load_average)
 log "load average $LOAD0; $CONNECTIONS connections, $THREADS wrk threads, ${SECONDS_EACH}s each side (+${WARMUP}s warm-up)"
 PUT_BYTES=$((PUT_MB * 1048576))
@@ -341,6 +364,13 @@ fi
 if wants put; then
   measure put s3 "$S3" presigned-put.lua 0 "$PUT_BYTES" "$TMP/presigned-puts.txt" "$PUT_BYTES"
   measure put cluster "$NURL" put.lua 1 "$PUT_BYTES" /v0/b/files/o/cluster- "$PUT_BYTES"
+  measure_floor put "$PUT_BYTES"
+fi
+if wants tiny; then
+  measure tiny s3 "$S3" presigned-put.lua 0 "$TINY_BYTES" "$TMP/presigned-puts.txt" "$TINY_BYTES"
+  measure tiny embedded-nginx "$EMB_NGINX_URL" put.lua embedded "$TINY_BYTES" /v0/b/files/o/tiny%2F "$TINY_BYTES"
+  measure tiny cluster "$NURL" put.lua 1 "$TINY_BYTES" /v0/b/files/o/tiny%2F "$TINY_BYTES"
+  measure_floor tiny "$TINY_BYTES"
 fi
 if wants thumb; then
   measure thumb embedded "$EMB_URL/v0/b/photos/o/load%2F$first?alt=thumbnail&size=256" report.lua embedded 0
@@ -508,11 +538,12 @@ report=$RESULTS/cluster-$(date -u +%Y%m%dT%H%M%SZ).txt
   echo "load average at start: $LOAD0; at end: $LOAD1 (the machine may be shared: compare within one run)"
   echo
   printf '%-34s %-15s %9s %9s %8s %8s %10s  %-20s %s\n' "test" "side" "req/s" "MB/s" "p50 ms" "p99 ms" "S3 req/rq" "errors" "load avg"
-  for test in media put thumb; do
+  for test in media put tiny thumb; do
     wants "$test" || continue
     case $test in
       media) label="GET original (${MEDIA_KB} KB)"; sides="s3 cluster"; ref=s3; metric=mbs; target=0.70 ;;
-      put) label="PUT ${PUT_MB} MiB (non-image bucket)"; sides="s3 cluster"; ref=s3; metric=mbs; target=0.70 ;;
+      put) label="PUT ${PUT_MB} MiB (non-image bucket)"; sides="s3 cluster floor"; ref=s3; metric=mbs; target=0.70 ;;
+      tiny) label="PUT ${TINY_BYTES} B into one folder"; sides="s3 embedded-nginx cluster floor"; ref=embedded-nginx; metric=rps; target=0.50 ;;
       thumb) label="GET 256 px thumbnail (${THUMB_KB} KB)"; sides="embedded embedded-nginx cluster node"; ref=embedded-nginx; metric=rps; target=0.80 ;;
     esac
     for side in $sides; do
@@ -525,6 +556,9 @@ report=$RESULTS/cluster-$(date -u +%Y%m%dT%H%M%SZ).txt
     v=$(verdict "$r" "$target"); [[ $v == PASS ]] || fail=1
     [[ ${errs[$test-cluster]} == "non2xx=0 sock=0" ]] || { v="$v (errors!)"; fail=1; }
     printf '%-34s %-15s %9s  cluster/%s %s, target >= %s: %s\n' "" "ratio" "$r" "$ref" "$what" "$target" "$v"
+    if [[ $test == put || $test == tiny ]]; then   # the floor: a comparison, not a target
+      printf '%-34s %-15s %9s  cluster/floor %s (the same bytes written and synced on this disk)\n' "" "" "$(ratio "${mbs[$test-cluster]}" "${mbs[$test-floor]}")" "MB/s"
+    fi
     if [[ $test == thumb ]]; then   # the other comparisons, not targets
       printf '%-34s %-15s %9s  cluster/embedded direct req/s (the nginx hop on one side only)\n' "" "" "$(ratio "${rps[thumb-cluster]}" "${rps[thumb-embedded]}")"
       printf '%-34s %-15s %9s  node 1 direct/embedded direct req/s (no nginx on either side)\n' "" "" "$(ratio "${rps[thumb-node]}" "${rps[thumb-embedded]}")"

@@ -30,7 +30,7 @@ figures() {
     decode-bombs) printf '%s\n' "^alice's photo on an idle server: median [0-9]+ ms" '^  png16.png +[0-9]+ +[0-9.]+s +[0-9]+MB' ;;
     geocode) printf '%s\n' '^\| spotstore \| [0-9]+ \| [0-9,]+ \|' 'landmark city hit rate [0-9.]+%' ;;
     load) printf '%s\n' '^ +ratio +[0-9.]+ +firebase/own req/s' '^ +[0-9]+ requests, [0-9]+ req/s' ;;
-    cluster) printf '%s\n' '^ +ratio +[0-9.]+ +cluster/s3 MB/s' '^ +round 1: .*[0-9]+ objects listed' '^ +listing-warm +1 ' ;;
+    cluster) printf '%s\n' '^ +ratio +[0-9.]+ +cluster/s3 MB/s' '^ +ratio +[0-9.]+ +cluster/embedded-nginx req/s' '^ +[0-9.]+ +cluster/floor MB/s' '^ +round 1: .*[0-9]+ objects listed' '^ +listing-warm +1 ' ;;
   esac
 }
 selected=("$@")

@@ -158,13 +158,19 @@ public final class PostgresDatabase: CatalogDatabase {
         }
     }
 
-    /// Runs `body` in one read-only snapshot (REPEATABLE READ) of the catalog.
+    /// Runs `body` in one read-only snapshot (REPEATABLE READ) of the catalog, begun with its
+    /// mode in one statement (a round trip fewer than BEGIN, then SET TRANSACTION).
     public func read<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T {
         do {
             return try await withConnection("read") { connection in
-                try await connection.withTransaction(logger: self.logger) { connection in
-                    try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: self.logger)
-                    return try await body(PostgresTransaction(connection: connection, logger: self.logger))
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: self.logger)
+                do {
+                    let value = try await body(PostgresTransaction(connection: connection, logger: self.logger))
+                    try await connection.query("COMMIT", logger: self.logger)
+                    return value
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                    throw error
                 }
             }
         } catch {
