@@ -23,7 +23,7 @@ public struct ServiceDestination: IngestDestination {
     public func upload(_ upload: PlannedUpload) async throws -> (digest: Digest, city: String?) {
         let stored = try await service.upload(
             try ObjectPath(bucket: bucket, name: upload.name), by: user, contentType: upload.photo.format.contentType,
-            declaredSize: upload.photo.size, body: FileBytes(path: upload.photo.absolutePath))
+            declaredSize: upload.photo.size, body: FileBytes(path: upload.photo.absolutePath)).object
         return (stored.digest, stored.photo?.place?.city)
     }
 }

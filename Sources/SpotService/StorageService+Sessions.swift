@@ -125,7 +125,7 @@ extension StorageService {
                 path: session.path, owner: session.owner, request: request, limits: terms.limits, admission: session.admission)
             do {
                 let staged = try await uploads.finishedBytes(of: session, by: user)
-                let object = try await complete(staged, authorized, details: terms.details, session: id)
+                let object = try await complete(staged, authorized, details: terms.details, session: id).object
                 await uploads.discardBytes(of: session)
                 return object
             } catch let missing as SpotError where missing.kind == .notFound {

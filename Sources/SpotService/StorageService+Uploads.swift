@@ -30,6 +30,15 @@ public struct UploadDetails: Sendable, Equatable, Codable {
     }
 }
 
+/// An object as its upload stored it, with the download token the upload made: its
+/// uploader's answer needs no second read of the catalog to find the token live.
+public struct UploadedObject: Sendable {
+    public var object: StoredObject
+    /// The token made on upload (Firebase's `downloadTokens`); `nil` when the object's
+    /// rules or the store make none.
+    public var downloadToken: String?
+}
+
 /// Staged bytes once sniffed and allowed again for what they really are.
 struct JudgedUpload: Sendable {
     var staged: StagedBlob
@@ -63,7 +72,7 @@ extension StorageService {
     public func upload<Body: AsyncSequence>(
         _ path: ObjectPath, by user: User?, contentType: String?, declaredSize: Int64?, details: UploadDetails = UploadDetails(),
         body: Body
-    ) async throws -> StoredObject where Body.Element: Collection, Body.Element.Element == UInt8 {
+    ) async throws -> UploadedObject where Body.Element: Collection, Body.Element.Element == UInt8 {
         try details.settings.validate()
         if let contentType { try ObjectSettings.validate(field: "contentType", contentType) }
         let authorized = try await authorizeUpload(
@@ -71,9 +80,9 @@ extension StorageService {
             metadata: details.settings.custom)
         do {
             let staged = try await writer.stage(body, maxBytes: authorized.limits.maxBytes)
-            let object = try await complete(staged, authorized, details: details, session: nil)
+            let uploaded = try await complete(staged, authorized, details: details, session: nil)
             if let reservation = authorized.reservation { await coordinator.release(reservation) }
-            return object
+            return uploaded
         } catch {
             if let reservation = authorized.reservation { await coordinator.release(reservation) }
             throw error
@@ -82,7 +91,7 @@ extension StorageService {
 
     /// Judge, analyze, put and commit `staged` (removed on failure); `session` is the upload
     /// session the commit completes, if any.
-    func complete(_ staged: StagedBlob, _ authorized: AuthorizedUpload, details: UploadDetails, session: String?) async throws -> StoredObject {
+    func complete(_ staged: StagedBlob, _ authorized: AuthorizedUpload, details: UploadDetails, session: String?) async throws -> UploadedObject {
         do {
             if let expected = details.md5, expected != staged.md5 {
                 throw SpotError(.badRequest, "the bytes received do not have the md5Hash the client gave; nothing was stored")
@@ -96,12 +105,12 @@ extension StorageService {
             let now = Int64((configuration.now().timeIntervalSince1970 * 1_000_000).rounded())
             new.generation = max(now, (authorized.request.resource?.generation ?? 0) + 1)
             new.uploadSession = session
-            if authorized.limits.makesDownloadToken {
-                new.downloadTokenDigest = try await uploadDownloadToken(of: new.path, generation: new.generation, owner: new.owner)
-                    .map(Tokens.digest(of:))
-            }
+            let token = authorized.limits.makesDownloadToken
+                ? try await uploadDownloadToken(of: new.path, generation: new.generation, owner: new.owner) : nil
+            new.downloadTokenDigest = token.map(Tokens.digest(of:))
             do {
-                return try await catalog.commit(new, admission: authorized.admission)
+                // The commit stores the token's digest with the object: it is live.
+                return UploadedObject(object: try await catalog.commit(new, admission: authorized.admission), downloadToken: token)
             } catch {
                 if let lease = new.lease { try? await catalog.releaseLease(lease) }
                 throw error

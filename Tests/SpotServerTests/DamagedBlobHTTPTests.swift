@@ -14,7 +14,7 @@ import TestSupport
         let store = try TestStore()
         let (alice, token) = try await store.user("alice")
         let paris = try await store.service.upload(
-            try ObjectPath(bucket: "spots", name: "eiffel/paris.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(try fixture("geotagged/paris.jpg")))
+            try ObjectPath(bucket: "spots", name: "eiffel/paris.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(try fixture("geotagged/paris.jpg"))).object
         let coffee = try fixture("photos/coffee.jpg")
         _ = try await store.service.upload(try ObjectPath(bucket: "spots", name: "cafe/coffee.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(coffee))
         let thumbnail = try #require(paris.thumbnails.first { $0.size == 256 })
@@ -71,7 +71,7 @@ import TestSupport
         let (alice, token) = try await store.user("alice")
         let bytes = randomBytes(600_000)
         let stored = try await store.service.upload(
-            try ObjectPath(bucket: "users", name: "alice/lost.bin"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes))
+            try ObjectPath(bucket: "users", name: "alice/lost.bin"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes)).object
         try FileManager.default.removeItem(atPath: store.blobPath(stored.digest))
 
         let app = SpotServer.makeApplication(service: store.service, configuration: .init(host: "127.0.0.1", port: 0), logger: Logger(label: "test"))

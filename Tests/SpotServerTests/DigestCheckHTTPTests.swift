@@ -14,7 +14,7 @@ extension HTTPTests {
         let paris = try fixture("geotagged/paris.jpg")
         let parisDigest = try #require(try await store.service.upload(
             ObjectPath(bucket: "spots", name: "louvre/1.jpg"), by: store.service.authenticate(token: alice),
-            contentType: nil, declaredSize: nil, body: body(paris)).digest.hex)
+            contentType: nil, declaredSize: nil, body: body(paris)).object.digest.hex)
         let unknown = String(repeating: "ab", count: 32)
         func check(_ token: String?, _ json: String) async throws -> (HTTPResponse.Status, [String: Any]) {
             try await app(store).test(.router) { client in

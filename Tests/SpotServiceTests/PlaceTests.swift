@@ -8,7 +8,7 @@ import TestSupport
 @Suite struct PlaceTests {
     func upload(_ fixtureName: String, to name: String, in store: TestStore, by user: User) async throws -> StoredObject {
         try await store.service.upload(
-            try ObjectPath(bucket: "spots", name: name), by: user, contentType: nil, declaredSize: nil, body: body(try fixture(fixtureName)))
+            try ObjectPath(bucket: "spots", name: name), by: user, contentType: nil, declaredSize: nil, body: body(try fixture(fixtureName))).object
     }
 
     @Test(arguments: [

@@ -22,7 +22,7 @@ import TestSupport
             self.store = store
             self.alice = alice
             func upload(_ bucket: String, _ name: String, _ bytes: [UInt8], _ type: String? = nil) async throws -> StoredObject {
-                try await store.service.upload(try ObjectPath(bucket: bucket, name: name), by: alice, contentType: type, declaredSize: Int64(bytes.count), body: body(bytes))
+                try await store.service.upload(try ObjectPath(bucket: bucket, name: name), by: alice, contentType: type, declaredSize: Int64(bytes.count), body: body(bytes)).object
             }
             paris = try await upload("spots", "eiffel/paris.jpg", try fixture("geotagged/paris.jpg"))
             coffee = try await upload("spots", "cafe/coffee.jpg", try fixture("photos/coffee.jpg"))
@@ -145,7 +145,7 @@ import TestSupport
         let bytes = try fixture("photos/coffee.jpg")
         let again = try await service.upload(
             try ObjectPath(bucket: "users", name: "alice/coffee-again.jpg"), by: f.alice, contentType: "image/jpeg",
-            declaredSize: Int64(bytes.count), body: body(bytes))
+            declaredSize: Int64(bytes.count), body: body(bytes)).object
         #expect(again.digest == f.coffee.digest)
         #expect(try await service.blobs.read(f.coffee.digest) == bytes, "the blob holds the good bytes again")
         let report = try await service.checkIntegrity(repair: false)

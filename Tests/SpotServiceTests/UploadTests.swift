@@ -21,7 +21,7 @@ import TestSupport
         }
         #expect(error?.kind == .invalidContent)
         #expect(error?.message.contains("would take") == true, "\(error?.message ?? "")")
-        #expect(try await store.service.upload(path, by: alice, contentType: nil, declaredSize: Int64(bytes.count), body: body(bytes)).size == Int64(bytes.count))
+        #expect(try await store.service.upload(path, by: alice, contentType: nil, declaredSize: Int64(bytes.count), body: body(bytes)).object.size == Int64(bytes.count))
     }
 
     @Test func storesAPhotoWithExifAndThumbnails() async throws {
@@ -29,7 +29,7 @@ import TestSupport
         let (alice, _) = try await store.user("alice")
         let bytes = try fixture("geotagged/paris.jpg")
         let path = try ObjectPath(bucket: "spots", name: "eiffel/paris.jpg")
-        let object = try await store.service.upload(path, by: alice, contentType: "text/plain", declaredSize: Int64(bytes.count), body: body(bytes))
+        let object = try await store.service.upload(path, by: alice, contentType: "text/plain", declaredSize: Int64(bytes.count), body: body(bytes)).object
         #expect(object.contentType == "image/jpeg", "the type comes from the bytes, not the client")
         #expect(object.size == Int64(bytes.count))
         #expect(object.owner == "alice")
@@ -61,7 +61,7 @@ import TestSupport
                 group.addTask {
                     do {
                         let stored = try await service.upload(
-                            try path(index), by: uploader, contentType: nil, declaredSize: nil, body: held.body(bytes, participant: index))
+                            try path(index), by: uploader, contentType: nil, declaredSize: nil, body: held.body(bytes, participant: index)).object
                         return (uploader.uid, .success(stored))
                     } catch let error as SpotError {
                         await held.refused(index)  // refusals before the body count too
@@ -136,7 +136,7 @@ import TestSupport
         // Replacing an existing photo does not count twice.
         let replaced = try await store.service.upload(
             try ObjectPath(bucket: "spots", name: "full/0.jpg"), by: alice, contentType: nil, declaredSize: nil,
-            body: body(try fixture("photos/rocket.jpg")))
+            body: body(try fixture("photos/rocket.jpg"))).object
         #expect(replaced.photo?.width == 640)
     }
 
@@ -206,11 +206,11 @@ import TestSupport
         let (alice, _) = try await store.user("alice")
         let bytes = Array("not an image at all".utf8)
         let object = try await store.service.upload(
-            try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: alice, contentType: "text/plain", declaredSize: nil, body: body(bytes))
+            try ObjectPath(bucket: "media", name: "alice/notes.txt"), by: alice, contentType: "text/plain", declaredSize: nil, body: body(bytes)).object
         #expect(object.contentType == "text/plain")
         #expect(object.thumbnails.isEmpty)
         let photo = try await store.service.upload(
-            try ObjectPath(bucket: "media", name: "alice/p.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(try fixture("gps.jpg")))
+            try ObjectPath(bucket: "media", name: "alice/p.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(try fixture("gps.jpg"))).object
         #expect(photo.thumbnails.isEmpty && photo.photo == nil)
     }
 
@@ -218,8 +218,8 @@ import TestSupport
         let store = try TestStore()
         let (alice, _) = try await store.user("alice")
         let bytes = try fixture("gps.jpg")
-        let first = try await store.service.upload(try ObjectPath(bucket: "spots", name: "a/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes))
-        let second = try await store.service.upload(try ObjectPath(bucket: "spots", name: "b/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes))
+        let first = try await store.service.upload(try ObjectPath(bucket: "spots", name: "a/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes)).object
+        let second = try await store.service.upload(try ObjectPath(bucket: "spots", name: "b/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes)).object
         #expect(first.digest == second.digest)
         #expect(first.thumbnails == second.thumbnails)
         #expect(store.blobFiles().count == 5, "the original, two JPEG and two WebP thumbnails")

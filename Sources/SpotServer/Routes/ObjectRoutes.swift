@@ -171,6 +171,11 @@ package struct ObjectRoutes: UploadRoutes {
         try json(ObjectResource(object, baseURL: baseURL(request, context), downloadToken: try await service.visibleDownloadToken(of: object)))
     }
 
+    /// The metadata of an object just uploaded, with the token its upload made.
+    func metadata(_ uploaded: UploadedObject, _ request: Request, _ context: SpotRequestContext) throws -> Response {
+        try json(ObjectResource(uploaded.object, baseURL: baseURL(request, context), downloadToken: uploaded.downloadToken))
+    }
+
     /// `DELETE /v0/b/{bucket}/o/{name}`: 204 on success. With `?alt=downloadTokens&id=ID`,
     /// revokes that download token instead; any other parameter is refused, so a mistyped
     /// revocation never deletes the object.
@@ -334,14 +339,14 @@ package struct ObjectRoutes: UploadRoutes {
     /// address) has as many uploads in flight as the gate allows, and for a transfer coding
     /// other than chunked (a gzip body would be stored still encoded).
     func receiving(
-        _ request: Request, _ context: SpotRequestContext, _ store: (User?) async throws -> StoredObject
+        _ request: Request, _ context: SpotRequestContext, _ store: (User?) async throws -> UploadedObject
     ) async throws -> Response {
         let user = try await authenticate(request, context)
         return try await gate.admitting(uploader(user, request, context)) {
             try Self.refuseTransferCodings(request)
-            let object = try await store(user)
-            metrics.recordUpload(bytes: object.size)
-            return try await metadata(object, request, context)
+            let uploaded = try await store(user)
+            metrics.recordUpload(bytes: uploaded.object.size)
+            return try metadata(uploaded, request, context)
         }
     }
 
