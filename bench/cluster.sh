@@ -557,7 +557,8 @@ report=$RESULTS/cluster-$(date -u +%Y%m%dT%H%M%SZ).txt
     [[ ${errs[$test-cluster]} == "non2xx=0 sock=0" ]] || { v="$v (errors!)"; fail=1; }
     printf '%-34s %-15s %9s  cluster/%s %s, target >= %s: %s\n' "" "ratio" "$r" "$ref" "$what" "$target" "$v"
     if [[ $test == put || $test == tiny ]]; then   # the floor: a comparison, not a target
-      printf '%-34s %-15s %9s  cluster/floor %s (the same bytes written and synced on this disk)\n' "" "" "$(ratio "${mbs[$test-cluster]}" "${mbs[$test-floor]}")" "MB/s"
+      if [[ $metric == rps ]]; then r=$(ratio "${rps[$test-cluster]}" "${rps[$test-floor]}"); else r=$(ratio "${mbs[$test-cluster]}" "${mbs[$test-floor]}"); fi
+      printf '%-34s %-15s %9s  cluster/floor %s (the same bytes written and synced on this disk)\n' "" "" "$r" "$what"
     fi
     if [[ $test == thumb ]]; then   # the other comparisons, not targets
       printf '%-34s %-15s %9s  cluster/embedded direct req/s (the nginx hop on one side only)\n' "" "" "$(ratio "${rps[thumb-cluster]}" "${rps[thumb-embedded]}")"

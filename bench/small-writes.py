@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """COUNT tiny PUTs into one folder of a SpotStore server by CLIENTS clients at once, each on
-one kept-alive connection; every object has bytes of its own. Prints one line:
+one kept-alive connection; every object has bytes of its own, and a name that starts with
+TAG (so runs with different tags add to the folder). Prints one line:
 `spotstore CLIENTS COUNT SECONDS WRITES_PER_SECOND P50_MS P99_MS FAILED`.
 
-    bench/small-writes.py URL TOKEN BUCKET FOLDER COUNT CLIENTS SIZE
+    bench/small-writes.py URL TOKEN BUCKET FOLDER COUNT CLIENTS SIZE [TAG]
 """
 import http.client, sys, threading, time, urllib.parse
 
 def main():
     url, token, bucket, folder = sys.argv[1:5]
     count, clients, size = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+    tag = sys.argv[8] if len(sys.argv) > 8 else ""
     target = urllib.parse.urlsplit(url)
     latencies, failures = [], []
     lock = threading.Lock()
@@ -18,8 +20,8 @@ def main():
         connection = http.client.HTTPConnection(target.hostname, target.port, timeout=120)
         mine, failed = [], 0
         for index in range(client, count, clients):
-            name = urllib.parse.quote(f"{folder}/{client}-{index}.txt", safe="")
-            seed = f"{folder}-{client}-{index}-".encode()
+            name = urllib.parse.quote(f"{folder}/{tag}{client}-{index}.txt", safe="")
+            seed = f"{folder}-{tag}{client}-{index}-".encode()
             body = (seed * (size // len(seed) + 1))[:size]
             started = time.monotonic()
             connection.request("PUT", f"/v0/b/{bucket}/o/{name}", body=body,

@@ -25,12 +25,12 @@ figures() {
     ingest) printf '%s\n' '^\(a\) spotstore ingest, fresh store +[0-9.]+ +[0-9]+' '^\(c\) spotstore ingest, second run +[0-9.]+' ;;
     resumable) printf '%s\n' '^single PUT +[0-9.]+ +[0-9.]+' '^ietf resumable \(one request\) +[0-9]+ bytes' ;;
     upload-memory) printf '%s\n' '^round 1: .*[0-9]+ 200.* in [0-9.]+ s' '^peak resident memory: [0-9]+ MB' ;;
-    small-writes) printf '%s\n' '^8 +[0-9.]+ +[0-9.]+ +[0-9.]+x +[0-9.]+ +[0-9.]+$' ;;
+    small-writes) printf '%s\n' '^8 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x +[0-9.]+ +[0-9.]+$' ;;
     scale) printf '%s\n' '^2000( +[0-9.]+){12}$' '^largest/smallest( +[0-9.]+x){9}$' ;;
     decode-bombs) printf '%s\n' "^alice's photo on an idle server: median [0-9]+ ms" '^  png16.png +[0-9]+ +[0-9.]+s +[0-9]+MB' ;;
     geocode) printf '%s\n' '^\| spotstore \| [0-9]+ \| [0-9,]+ \|' 'landmark city hit rate [0-9.]+%' ;;
     load) printf '%s\n' '^ +ratio +[0-9.]+ +firebase/own req/s' '^ +[0-9]+ requests, [0-9]+ req/s' ;;
-    cluster) printf '%s\n' '^ +ratio +[0-9.]+ +cluster/s3 MB/s' '^ +ratio +[0-9.]+ +cluster/embedded-nginx req/s' '^ +[0-9.]+ +cluster/floor MB/s' '^ +round 1: .*[0-9]+ objects listed' '^ +listing-warm +1 ' ;;
+    cluster) printf '%s\n' '^ +ratio +[0-9.]+ +cluster/s3 MB/s' '^ +ratio +[0-9.]+ +cluster/embedded-nginx req/s' '^ +[0-9.]+ +cluster/floor (MB|req)/s' '^ +round 1: .*[0-9]+ objects listed' '^ +listing-warm +1 ' ;;
   esac
 }
 selected=("$@")
