@@ -192,7 +192,11 @@ let package = Package(
         ),
         .executableTarget(name: "SpotFuzz", dependencies: ["FuzzTargets"]),
         .executableTarget(
-            name: "BenchFill", dependencies: ["SpotCore", "Catalogs", "BlobStores", .product(name: "Crypto", package: "swift-crypto")]),
+            name: "BenchFill",
+            dependencies: [
+                "SpotCore", "Catalogs", "PostgresCatalog", "BlobStores", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]
 )

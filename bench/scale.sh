@@ -5,6 +5,7 @@
 #   bench/scale.sh                               # builds the release binaries if SPOTSTORE is not set
 #   SIZES="1000 10000 100000 1000000" REPEATS=200 bench/scale.sh
 #   SMOKE=1 bench/scale.sh                       # 200 and 2000 objects, 20 requests each
+#   CATALOG=postgres SIZES="1000 100000" bench/scale.sh   # the catalog in the test services' PostgreSQL
 #
 # The store is filled by spotstore-bench-fill through the catalog's own commits (the objects'
 # bytes are not stored; nothing reads them), then served. At each size (medians of REPEATS):
@@ -14,8 +15,10 @@
 # with the server stopped, `spotstore fsck` and `spotstore gc --dry-run` of the whole store
 # (every object's bytes are stored for them), their time per thousand objects and their
 # peak memory. Targets: time linear in the store (within 1.2x per object), memory under 200 MB.
+# With CATALOG=postgres the catalog is a new database of the test services' PostgreSQL
+# (`bin/test-services start` when none run; dropped at the end), the blobs stay in files.
 # Environment: SPOTSTORE (and FILL, the loader, next to it), SIZES, REPEATS (200), PORT
-# (18183), KEEP=1, SMOKE=1.
+# (18183), CATALOG (sqlite, postgres), KEEP=1, SMOKE=1.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -33,6 +36,23 @@ use_spotstore
 FILL=${FILL:-$(dirname "$SPOTSTORE")/spotstore-bench-fill}
 [[ -x $FILL ]] || die "no loader at FILL=$FILL: swift build --product spotstore-bench-fill"
 use_workdir
+CATALOG=${CATALOG:-sqlite}
+fill_catalog=$work/store/catalog.sqlite
+case $CATALOG in
+  sqlite) ;;
+  postgres)
+    export SPOTSTORE_TEST_SERVICES_ENV=${SPOTSTORE_TEST_SERVICES_ENV:-$ROOT/.build/test-services.env}
+    "$ROOT/bin/test-services" status >/dev/null 2>&1 || "$ROOT/bin/test-services" start >&2 || die "bin/test-services start failed"
+    # shellcheck disable=SC1090
+    . "$SPOTSTORE_TEST_SERVICES_ENV"
+    database=bench_scale_$(basename "$work" | tr -c 'a-zA-Z0-9\n' _ | tr 'A-Z' 'a-z')
+    psql -qAtX "$SPOTSTORE_TEST_POSTGRES" -c "CREATE DATABASE $database" >/dev/null || die "cannot create database $database"
+    drop_database() { psql -qAtX "$SPOTSTORE_TEST_POSTGRES" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null || true; }
+    trap 'stop_workdir; drop_database' EXIT
+    export SPOTSTORE_CATALOG=${SPOTSTORE_TEST_POSTGRES%/*}/$database
+    fill_catalog=$SPOTSTORE_CATALOG ;;
+  *) die "CATALOG is sqlite or postgres, not '$CATALOG'" ;;
+esac
 TOKEN=$("$SPOTSTORE" users add bench --store "$work/store" 2>"$work/users.log" | tail -1) ||
   die "spotstore users add failed: $(cat "$work/users.log")"
 cat >"$work/scale.rules" <<'RULES'
@@ -64,14 +84,14 @@ PEAK
 mkdir -p "$RESULTS"
 report=$RESULTS/scale-$(date -u +%Y%m%dT%H%M%SZ).txt
 {
-  printf 'scale: %s, medians of %s requests; load %s\n' "$SPOTSTORE" "$REPEATS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  printf 'scale: %s, catalog %s, medians of %s requests; load %s\n' "$SPOTSTORE" "$CATALOG" "$REPEATS" "$(cut -d' ' -f1-3 /proc/loadavg)"
   printf '%-9s %8s %9s %8s %8s %8s %9s %7s %9s %9s %8s %8s %9s\n' objects 'PUT ms' 'CPU/PUT' 'list ms' 'city ms' 'near ms' 'DELETE ms' 'RSS MB' \
     'fsck ms/k' 'gc ms/k' 'fsck MB' 'gc MB' 'fill s'
   filled=0 round=0 first="" last=""
   for size in $SIZES; do
     round=$((round + 1))
     started=$(date +%s.%N)
-    "$FILL" "$work/store/catalog.sqlite" bench files/big "$filled" "$size" spots $((filled / 4)) $((size / 4)) "$work/store/blobs" 2>"$work/fill.log" ||
+    "$FILL" "$fill_catalog" bench files/big "$filled" "$size" spots $((filled / 4)) $((size / 4)) "$work/store/blobs" 2>"$work/fill.log" ||
       die "spotstore-bench-fill failed: $(tail -3 "$work/fill.log")"
     fill_seconds=$(python3 -c "print(f'{$(date +%s.%N) - $started:.0f}')")
     filled=$size

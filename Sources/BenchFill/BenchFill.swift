@@ -2,9 +2,12 @@ import BlobStores
 import Catalogs
 import Crypto
 import Foundation
+import Logging
+import PostgresCatalog
 import SpotCore
 
-/// Fills an embedded store's catalog for `bench/scale.sh`, through the catalog's own
+/// Fills a store's catalog for `bench/scale.sh` (an SQLite file, or PostgreSQL when CATALOG
+/// is a `postgres://` URL), through the catalog's own
 /// commits (so spot counts, positions and locations are what uploads would leave): tiny
 /// objects `fill-FROM.txt` up to `fill-TO.txt` (excluded) in one folder, and spots
 /// `spot-SPOTS_FROM` up to `spot-SPOTS_TO` of one geotagged photo each, 25 to a city of
@@ -32,22 +35,52 @@ import SpotCore
             exit(2)
         }
         let blobs = try arguments.dropFirst(8).first.map { try FileSystemBlobStore(root: $0, temporaryDirectory: "\($0)/../tmp/bench-fill") }
-        let (owner, folder, spotsBucket) = (arguments[1], arguments[2], arguments[5])
-        let (objects, spots) = (numbers[0]..<max(numbers[0], numbers[1]), numbers[2]..<max(numbers[2], numbers[3]))
-        let catalog = try SQLiteCatalog(path: arguments[0])
-        let (bucket, name) = (String(folder[..<slash]), String(folder[folder.index(after: slash)...]))
-        try await commit(objects, what: "objects in \(folder)", into: catalog) { index in
-            let bytes = try bytes(of: "object \(index)", into: blobs)
+        let fill = Fill(
+            owner: arguments[1], bucket: String(arguments[2][..<slash]), folder: String(arguments[2][arguments[2].index(after: slash)...]),
+            objects: numbers[0]..<max(numbers[0], numbers[1]), spotsBucket: arguments[5], spots: numbers[2]..<max(numbers[2], numbers[3]),
+            blobs: blobs)
+        if arguments[0].hasPrefix("postgres://") {
+            let postgres = try await PostgresCatalog.connect(url: arguments[0], logger: Logger(label: "spotstore-bench-fill"))
+            do {
+                try await fill.run(into: postgres)
+            } catch {
+                await postgres.close()
+                throw error
+            }
+            await postgres.close()
+        } else {
+            try await fill.run(into: try SQLiteCatalog(path: arguments[0]))
+        }
+    }
+}
+
+/// What one run of the loader commits.
+struct Fill {
+    let owner: String
+    /// The objects' bucket and folder.
+    let bucket: String, folder: String
+    let objects: Range<Int>
+    let spotsBucket: String
+    let spots: Range<Int>
+    /// Where their bytes go, if anywhere.
+    let blobs: FileSystemBlobStore?
+
+    /// Commits the objects, then the spots, into `catalog`.
+    func run(into catalog: any ObjectCatalog) async throws {
+        let (owner, bucket, name, spotsBucket, blobs) = (owner, bucket, folder, spotsBucket, blobs)
+        let nearPatch = BenchFill.nearPatch
+        try await Self.commit(objects, what: "objects in \(bucket)/\(name)", into: catalog) { index in
+            let bytes = try Self.bytes(of: "object \(index)", into: blobs)
             return NewObject(
                 path: try ObjectPath(bucket: bucket, name: "\(name)/fill-\(index).txt"), digest: bytes.digest, size: bytes.size,
                 contentType: "text/plain", owner: owner)
         }
-        try await commit(spots, what: "spots in \(spotsBucket)", into: catalog) { index in
+        try await Self.commit(spots, what: "spots in \(spotsBucket)", into: catalog) { index in
             let location = index < nearPatch
                 ? GeoPoint(latitude: 45.08 + Double(index % (nearPatch / 2)) * 0.0064, longitude: index < nearPatch / 2 ? 4.998 : 5.002)
                 : GeoPoint(latitude: 45 + Double(index % 500) / 250, longitude: 6 + Double(index / 500 % 500) / 250)
             let photo = PhotoMetadata(width: 1, height: 1, location: location, place: Place(city: "City \(index / 25 % 100)", country: "Bench"))
-            let bytes = try bytes(of: "the photo of spot \(index)", into: blobs)
+            let bytes = try Self.bytes(of: "the photo of spot \(index)", into: blobs)
             return NewObject(
                 path: try ObjectPath(bucket: spotsBucket, name: "spot-\(index)/photo.jpg"), digest: bytes.digest, size: bytes.size,
                 contentType: "image/jpeg", owner: owner, photo: photo)
@@ -56,12 +89,12 @@ import SpotCore
 
     /// Commits `make(index)` for each of `indices`, `concurrency` at a time, printing progress every tenth.
     static func commit(
-        _ indices: Range<Int>, what: String, into catalog: SQLiteCatalog, _ make: @escaping @Sendable (Int) throws -> NewObject
+        _ indices: Range<Int>, what: String, into catalog: any ObjectCatalog, _ make: @escaping @Sendable (Int) throws -> NewObject
     ) async throws {
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (done, index) in indices.enumerated() {
-                if done >= concurrency { try await group.next() }
+                if done >= BenchFill.concurrency { try await group.next() }
                 if indices.count >= 10, done % (indices.count / 10) == 0, done > 0 {
                     FileHandle.standardError.write(Data("  \(done) of \(indices.count) \(what), \(ContinuousClock.now - started)\n".utf8))
                 }
