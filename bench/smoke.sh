@@ -7,7 +7,8 @@
 #   SPOTSTORE=path bench/smoke.sh    # that binary
 #   bench/smoke.sh load cluster      # only these
 #
-# Needs what `bin/install-deps --bench` installs. cluster.sh needs the test services: when
+# Needs what `bin/install-deps --bench` installs. cluster.sh and scale-postgres (scale.sh with
+# CATALOG=postgres) need the test services: when
 # $SPOTSTORE_TEST_SERVICES_ENV (default .build/test-services.env) describes none running, this
 # script starts them with bin/test-services and stops them at the end, as bin/test does.
 # Output and reports of each bench: bench/results/smoke/<UTC time>/ (gitignored).
@@ -16,7 +17,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 die() { printf 'smoke.sh: %s\n' "$*" >&2; exit 2; }
 
-BENCHES=(thumbnails webp ingest resumable upload-memory small-writes scale decode-bombs geocode load cluster)
+BENCHES=(thumbnails webp ingest resumable upload-memory small-writes scale scale-postgres decode-bombs geocode load cluster)
+# run NAME: the bench's script; scale-postgres is scale.sh with its catalog in PostgreSQL
+run() { case $1 in scale-postgres) CATALOG=postgres "$HERE/scale.sh" ;; *) "$HERE/$1.sh" ;; esac; }
 # figures NAME: the extended regular expressions that NAME's output must match, one a line
 figures() {
   case $1 in
@@ -26,7 +29,7 @@ figures() {
     resumable) printf '%s\n' '^single PUT +[0-9.]+ +[0-9.]+' '^ietf resumable \(one request\) +[0-9]+ bytes' ;;
     upload-memory) printf '%s\n' '^round 1: .*[0-9]+ 200.* in [0-9.]+ s' '^peak resident memory: [0-9]+ MB' ;;
     small-writes) printf '%s\n' '^8 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x +[0-9.]+ +[0-9.]+$' ;;
-    scale) printf '%s\n' '^2000( +[0-9.]+){12}$' '^largest/smallest( +[0-9.]+x){9}$' ;;
+    scale | scale-postgres) printf '%s\n' '^2000( +[0-9.]+){12}$' '^largest/smallest( +[0-9.]+x){9}$' ;;
     decode-bombs) printf '%s\n' "^alice's photo on an idle server: median [0-9]+ ms" '^  png16.png +[0-9]+ +[0-9.]+s +[0-9]+MB' ;;
     geocode) printf '%s\n' '^\| spotstore \| [0-9]+ \| [0-9,]+ \|' 'landmark city hit rate [0-9.]+%' ;;
     load) printf '%s\n' '^ +ratio +[0-9.]+ +firebase/own req/s' '^ +[0-9]+ requests, [0-9]+ req/s' ;;
@@ -51,7 +54,7 @@ RESULTS=$HERE/results/smoke/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$RESULTS"
 export SMOKE=1 SPOTSTORE RESULTS
 
-if [[ " ${selected[*]} " == *" cluster "* ]]; then
+if [[ " ${selected[*]} " == *" cluster "* || " ${selected[*]} " == *" scale-postgres "* ]]; then
   export SPOTSTORE_TEST_SERVICES_ENV=${SPOTSTORE_TEST_SERVICES_ENV:-$ROOT/.build/test-services.env}
   if ! "$ROOT/bin/test-services" status >/dev/null 2>&1; then
     trap '"$ROOT/bin/test-services" stop >/dev/null || true' EXIT
@@ -65,7 +68,7 @@ for name in "${selected[@]}"; do
   mapfile -t patterns < <(figures "$name")
   out=$RESULTS/$name.log start=$SECONDS status=0
   printf '== %s ... ' "$name"
-  "$HERE/$name.sh" >"$out" 2>&1 </dev/null || status=$?
+  run "$name" >"$out" 2>&1 </dev/null || status=$?
   verdict=ok
   if ((status != 0)); then
     verdict="FAILED (exit status $status)"
