@@ -368,8 +368,9 @@ if wants put; then
 fi
 if wants tiny; then
   measure tiny s3 "$S3" presigned-put.lua 0 "$TINY_BYTES" "$TMP/presigned-puts.txt" "$TINY_BYTES"
-  measure tiny embedded-nginx "$EMB_NGINX_URL" put.lua embedded "$TINY_BYTES" /v0/b/files/o/tiny%2F "$TINY_BYTES"
-  measure tiny cluster "$NURL" put.lua 1 "$TINY_BYTES" /v0/b/files/o/tiny%2F "$TINY_BYTES"
+  # names never repeat within a run (NAMES 10^9), so the folder grows: no overwrites
+  measure tiny embedded-nginx "$EMB_NGINX_URL" put.lua embedded "$TINY_BYTES" /v0/b/files/o/tiny%2Fe "$TINY_BYTES" 1000000000
+  measure tiny cluster "$NURL" put.lua 1 "$TINY_BYTES" /v0/b/files/o/tiny%2Fc "$TINY_BYTES" 1000000000
   measure_floor tiny "$TINY_BYTES"
 fi
 if wants thumb; then

@@ -16,7 +16,7 @@
 # (every object's bytes are stored for them), their time per thousand objects and their
 # peak memory. Targets: time linear in the store (within 1.2x per object), memory under 200 MB.
 # With CATALOG=postgres the catalog is a new database of the test services' PostgreSQL
-# (`bin/test-services start` when none run; dropped at the end), the blobs stay in files.
+# (`bin/test-services start` when none run; dropped at the end unless KEEP=1), the blobs stay in files.
 # Environment: SPOTSTORE (and FILL, the loader, next to it), SIZES, REPEATS (200), PORT
 # (18183), CATALOG (sqlite, postgres), KEEP=1, SMOKE=1.
 set -euo pipefail
@@ -39,15 +39,19 @@ use_workdir
 CATALOG=${CATALOG:-sqlite}
 fill_catalog=$work/store/catalog.sqlite
 case $CATALOG in
-  sqlite) ;;
+  sqlite) unset SPOTSTORE_CATALOG ;;
   postgres)
+    command -v psql >/dev/null || die "psql is missing (bin/install-deps --bench installs postgresql-client)"
     export SPOTSTORE_TEST_SERVICES_ENV=${SPOTSTORE_TEST_SERVICES_ENV:-$ROOT/.build/test-services.env}
     "$ROOT/bin/test-services" status >/dev/null 2>&1 || "$ROOT/bin/test-services" start >&2 || die "bin/test-services start failed"
     # shellcheck disable=SC1090
     . "$SPOTSTORE_TEST_SERVICES_ENV"
     database=bench_scale_$(basename "$work" | tr -c 'a-zA-Z0-9\n' _ | tr 'A-Z' 'a-z')
     psql -qAtX "$SPOTSTORE_TEST_POSTGRES" -c "CREATE DATABASE $database" >/dev/null || die "cannot create database $database"
-    drop_database() { psql -qAtX "$SPOTSTORE_TEST_POSTGRES" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null || true; }
+    drop_database() {
+      if [[ -n ${KEEP:-} ]]; then log "kept database $database"; return; fi
+      psql -qAtX "$SPOTSTORE_TEST_POSTGRES" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null || true
+    }
     trap 'stop_workdir; drop_database' EXIT
     export SPOTSTORE_CATALOG=${SPOTSTORE_TEST_POSTGRES%/*}/$database
     fill_catalog=$SPOTSTORE_CATALOG ;;

@@ -19,7 +19,7 @@ die() { printf 'smoke.sh: %s\n' "$*" >&2; exit 2; }
 
 BENCHES=(thumbnails webp ingest resumable upload-memory small-writes scale scale-postgres decode-bombs geocode load cluster)
 # run NAME: the bench's script; scale-postgres is scale.sh with its catalog in PostgreSQL
-run() { case $1 in scale-postgres) CATALOG=postgres "$HERE/scale.sh" ;; *) "$HERE/$1.sh" ;; esac; }
+run() { case $1 in scale-postgres) CATALOG=postgres PORT=18184 "$HERE/scale.sh" ;; *) "$HERE/$1.sh" ;; esac; }
 # figures NAME: the extended regular expressions that NAME's output must match, one a line
 figures() {
   case $1 in

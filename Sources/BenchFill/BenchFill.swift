@@ -7,7 +7,7 @@ import PostgresCatalog
 import SpotCore
 
 /// Fills a store's catalog for `bench/scale.sh` (an SQLite file, or PostgreSQL when CATALOG
-/// is a `postgres://` URL), through the catalog's own
+/// is a `postgres://` or `postgresql://` URL), through the catalog's own
 /// commits (so spot counts, positions and locations are what uploads would leave): tiny
 /// objects `fill-FROM.txt` up to `fill-TO.txt` (excluded) in one folder, and spots
 /// `spot-SPOTS_FROM` up to `spot-SPOTS_TO` of one geotagged photo each, 25 to a city of
@@ -39,7 +39,7 @@ import SpotCore
             owner: arguments[1], bucket: String(arguments[2][..<slash]), folder: String(arguments[2][arguments[2].index(after: slash)...]),
             objects: numbers[0]..<max(numbers[0], numbers[1]), spotsBucket: arguments[5], spots: numbers[2]..<max(numbers[2], numbers[3]),
             blobs: blobs)
-        if arguments[0].hasPrefix("postgres://") {
+        if arguments[0].hasPrefix("postgres://") || arguments[0].hasPrefix("postgresql://") {
             let postgres = try await PostgresCatalog.connect(url: arguments[0], logger: Logger(label: "spotstore-bench-fill"))
             do {
                 try await fill.run(into: postgres)

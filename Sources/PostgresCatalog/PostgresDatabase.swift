@@ -164,14 +164,15 @@ public final class PostgresDatabase: CatalogDatabase {
         do {
             return try await withConnection("read") { connection in
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: self.logger)
+                let value: T
                 do {
-                    let value = try await body(PostgresTransaction(connection: connection, logger: self.logger))
-                    try await connection.query("COMMIT", logger: self.logger)
-                    return value
+                    value = try await body(PostgresTransaction(connection: connection, logger: self.logger))
                 } catch {
                     _ = try? await connection.query("ROLLBACK", logger: self.logger)
                     throw error
                 }
+                try await connection.query("COMMIT", logger: self.logger)
+                return value
             }
         } catch {
             throw Self.translated(error, url: url)

@@ -80,9 +80,18 @@ extension StorageService {
     /// it can be shown to readers while only its digest is stored; `nil` when tokens on
     /// upload are off.
     func uploadDownloadToken(of path: ObjectPath, generation: Int64, owner: String) async throws -> String? {
+        uploadDownloadToken(of: path, generation: generation, epoch: try await downloadTokenEpoch(of: owner))
+    }
+
+    /// `uploadDownloadToken(of:generation:owner:)` for the owner's `epoch`, read before.
+    func uploadDownloadToken(of path: ObjectPath, generation: Int64, epoch: Int) -> String? {
         guard let key = try? downloadTokenKey() else { return nil }
-        let epoch = try await catalog.user(uid: owner)?.downloadTokenEpoch ?? 0
         return Self.derivedDownloadToken(key: key, path, generation, epoch)
+    }
+
+    /// How many times `owner`'s download tokens were replaced (0 for an owner not stored).
+    func downloadTokenEpoch(of owner: String) async throws -> Int {
+        try await catalog.user(uid: owner)?.downloadTokenEpoch ?? 0
     }
 
     /// The token made on upload under `key` for `epoch` (0: never replaced, derived as

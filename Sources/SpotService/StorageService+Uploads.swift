@@ -31,8 +31,9 @@ public struct UploadDetails: Sendable, Equatable, Codable {
 }
 
 /// An object as its upload stored it, with the download token the upload made: its
-/// uploader's answer needs no second read of the catalog to find the token live.
+/// uploader's answer needs no second read of the object to find the token live.
 public struct UploadedObject: Sendable {
+    /// The object as its commit stored it.
     public var object: StoredObject
     /// The token made on upload (Firebase's `downloadTokens`); `nil` when the object's
     /// rules or the store make none.
@@ -105,12 +106,16 @@ extension StorageService {
             let now = Int64((configuration.now().timeIntervalSince1970 * 1_000_000).rounded())
             new.generation = max(now, (authorized.request.resource?.generation ?? 0) + 1)
             new.uploadSession = session
-            let token = authorized.limits.makesDownloadToken
-                ? try await uploadDownloadToken(of: new.path, generation: new.generation, owner: new.owner) : nil
+            let epoch = authorized.limits.makesDownloadToken ? try await downloadTokenEpoch(of: new.owner) : nil
+            let token = epoch.flatMap { uploadDownloadToken(of: new.path, generation: new.generation, epoch: $0) }
             new.downloadTokenDigest = token.map(Tokens.digest(of:))
             do {
-                // The commit stores the token's digest with the object: it is live.
-                return UploadedObject(object: try await catalog.commit(new, admission: authorized.admission), downloadToken: token)
+                let object = try await catalog.commit(new, admission: authorized.admission)
+                // The commit stored the token's digest with the object. A revocation of the
+                // owner's download tokens that committed since the epoch was read ended it
+                // (or will not see it): then the answer shows none, as a reader would see.
+                let stillLive = try await epoch == nil ? false : downloadTokenEpoch(of: new.owner) == epoch
+                return UploadedObject(object: object, downloadToken: stillLive ? token : nil)
             } catch {
                 if let lease = new.lease { try? await catalog.releaseLease(lease) }
                 throw error
