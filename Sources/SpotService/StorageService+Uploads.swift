@@ -109,17 +109,19 @@ extension StorageService {
             let epoch = authorized.limits.makesDownloadToken ? try await downloadTokenEpoch(of: new.owner) : nil
             let token = epoch.flatMap { uploadDownloadToken(of: new.path, generation: new.generation, epoch: $0) }
             new.downloadTokenDigest = token.map(Tokens.digest(of:))
+            let object: StoredObject
             do {
-                let object = try await catalog.commit(new, admission: authorized.admission)
-                // The commit stored the token's digest with the object. A revocation of the
-                // owner's download tokens that committed since the epoch was read ended it
-                // (or will not see it): then the answer shows none, as a reader would see.
-                let stillLive = try await epoch == nil ? false : downloadTokenEpoch(of: new.owner) == epoch
-                return UploadedObject(object: object, downloadToken: stillLive ? token : nil)
+                object = try await catalog.commit(new, admission: authorized.admission)
             } catch {
                 if let lease = new.lease { try? await catalog.releaseLease(lease) }
                 throw error
             }
+            // The commit stored the token's digest with the object. A revocation of the owner's
+            // download tokens that committed since the epoch was read ended it (or will not see
+            // it): then the answer shows none, as a reader would; nor when the epoch cannot be
+            // read again, since the object is stored and its answer must not fail.
+            let stillLive = if let epoch { (try? await downloadTokenEpoch(of: new.owner)) == epoch } else { false }
+            return UploadedObject(object: object, downloadToken: stillLive ? token : nil)
         } catch {
             try? FileManager.default.removeItem(atPath: staged.path)
             throw error
