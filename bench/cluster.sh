@@ -117,13 +117,7 @@ V_NGINX=$("$NGINX" -v 2>&1 | sed 's/^nginx version: //')
 V_WRK=$({ wrk -v 2>&1 || true; } | sed -n 1p | awk '{print $1, $2}')
 
 # --- the test services ----------------------------------------------------------------------
-export SPOTSTORE_TEST_SERVICES_ENV=${SPOTSTORE_TEST_SERVICES_ENV:-$ROOT/.build/test-services.env}
-if ! "$ROOT/bin/test-services" status >/dev/null 2>&1; then
-  log "bin/test-services start (they stay running afterwards; bin/test-services stop ends them)"
-  "$ROOT/bin/test-services" start >&2 || die "bin/test-services start failed"
-fi
-# shellcheck disable=SC1090
-. "$SPOTSTORE_TEST_SERVICES_ENV"
+use_test_services
 python3 -c 'import botocore' 2>/dev/null || die "python3 has no botocore (bin/test-services start installs it)"
 S3_LOG=${S3_LOG:-$SPOTSTORE_TEST_SERVICES_DIR/log/proxy.log}
 PG_LOG=${PG_LOG:-$SPOTSTORE_TEST_SERVICES_DIR/log/postgres.log}

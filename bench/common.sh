@@ -116,6 +116,19 @@ write_mix_plan() {
   done
 }
 
+# `use_test_services`: the test services (PostgreSQL, the S3 server) described by
+# $SPOTSTORE_TEST_SERVICES_ENV (default .build/test-services.env), started with
+# `bin/test-services start` when none run (they stay running), their environment sourced.
+use_test_services() {
+  export SPOTSTORE_TEST_SERVICES_ENV=${SPOTSTORE_TEST_SERVICES_ENV:-$ROOT/.build/test-services.env}
+  if ! "$ROOT/bin/test-services" status >/dev/null 2>&1; then
+    log "bin/test-services start (they stay running afterwards; bin/test-services stop ends them)"
+    "$ROOT/bin/test-services" start >&2 || die "bin/test-services start failed"
+  fi
+  # shellcheck disable=SC1090
+  . "$SPOTSTORE_TEST_SERVICES_ENV"
+}
+
 # `use_workdir`: sets `work` to a new temporary directory, removed on exit (kept and named
 # when KEEP is set), stopping the server `start_spotstore` started first.
 use_workdir() {

@@ -42,10 +42,7 @@ case $CATALOG in
   sqlite) unset SPOTSTORE_CATALOG ;;
   postgres)
     command -v psql >/dev/null || die "psql is missing (bin/install-deps --bench installs postgresql-client)"
-    export SPOTSTORE_TEST_SERVICES_ENV=${SPOTSTORE_TEST_SERVICES_ENV:-$ROOT/.build/test-services.env}
-    "$ROOT/bin/test-services" status >/dev/null 2>&1 || "$ROOT/bin/test-services" start >&2 || die "bin/test-services start failed"
-    # shellcheck disable=SC1090
-    . "$SPOTSTORE_TEST_SERVICES_ENV"
+    use_test_services
     database=bench_scale_$(basename "$work" | tr -c 'a-zA-Z0-9\n' _ | tr 'A-Z' 'a-z')
     psql -qAtX "$SPOTSTORE_TEST_POSTGRES" -c "CREATE DATABASE $database" >/dev/null || die "cannot create database $database"
     drop_database() {
