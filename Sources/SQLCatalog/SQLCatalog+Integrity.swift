@@ -59,7 +59,7 @@ extension SQLCatalog {
     public func repairIssues() async throws -> Int {
         var fixed = 0
         for (issue, repair) in try await read({ transaction in try await Self.issues(transaction) }) where issue.repairable {
-            try await write { transaction in try await repair?(transaction) }
+            try await write { transaction in try await repair(transaction) }
             fixed += 1
         }
         return fixed
@@ -132,9 +132,9 @@ extension SQLCatalog {
     /// changes nothing more.
     private typealias Repair = @Sendable (any CatalogTransaction) async throws -> Void
 
-    /// The reference issues, each with its repair when it has one.
-    private static func issues(_ transaction: any CatalogTransaction) async throws -> [(issue: CatalogIssue, repair: Repair?)] {
-        var issues: [(issue: CatalogIssue, repair: Repair?)] = []
+    /// The reference issues, each with its repair.
+    private static func issues(_ transaction: any CatalogTransaction) async throws -> [(issue: CatalogIssue, repair: Repair)] {
+        var issues: [(issue: CatalogIssue, repair: Repair)] = []
         // Objects whose position is not their photo's (first: the spots' locations are derived from these).
         let strayPositions: CatalogSQL = """
             objects.latitude IS DISTINCT FROM \(position("latitude", ofDigest: "objects.digest"))
@@ -204,7 +204,7 @@ extension SQLCatalog {
 
     /// The issues of one spot row of the scan (its columns, then the count of its objects):
     /// a count or location that is not what its objects give.
-    private static func checkSpot(_ row: SQLRow, into issues: inout [(issue: CatalogIssue, repair: Repair?)], _ transaction: any CatalogTransaction) async throws {
+    private static func checkSpot(_ row: SQLRow, into issues: inout [(issue: CatalogIssue, repair: Repair)], _ transaction: any CatalogTransaction) async throws {
         let spot = try SpotRecord(row)
         let key = SpotKey(bucket: spot.bucket, id: spot.id)
         var derived = spot
