@@ -21,12 +21,6 @@ import SpotCore
 ///
 ///     spotstore-bench-fill CATALOG OWNER BUCKET/FOLDER FROM TO SPOTS_BUCKET SPOTS_FROM SPOTS_TO [BLOBS]
 @main struct BenchFill {
-    /// The spots beside longitude 5 (those of the smallest size bench/scale.sh runs).
-    static let nearPatch = 250
-
-    /// Commits under way at once: enough for group commit to share each sync.
-    static let concurrency = 64
-
     static func main() async throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let numbers = (8...9).contains(arguments.count) ? [3, 4, 6, 7].compactMap { Int(arguments[$0]) } : []
@@ -55,7 +49,13 @@ import SpotCore
 }
 
 /// What one run of the loader commits.
-struct Fill {
+struct Fill: Sendable {
+    /// The spots beside longitude 5 (those of the smallest size bench/scale.sh runs).
+    static let nearPatch = 250
+
+    /// Commits under way at once: enough for group commit to share each sync.
+    static let concurrency = 64
+
     let owner: String
     /// The objects' bucket and folder.
     let bucket: String, folder: String
@@ -67,17 +67,15 @@ struct Fill {
 
     /// Commits the objects, then the spots, into `catalog`.
     func run(into catalog: any ObjectCatalog) async throws {
-        let (owner, bucket, name, spotsBucket, blobs) = (owner, bucket, folder, spotsBucket, blobs)
-        let nearPatch = BenchFill.nearPatch
-        try await Self.commit(objects, what: "objects in \(bucket)/\(name)", into: catalog) { index in
+        try await Self.commit(objects, what: "objects in \(bucket)/\(folder)", into: catalog) { index in
             let bytes = try Self.bytes(of: "object \(index)", into: blobs)
             return NewObject(
-                path: try ObjectPath(bucket: bucket, name: "\(name)/fill-\(index).txt"), digest: bytes.digest, size: bytes.size,
+                path: try ObjectPath(bucket: bucket, name: "\(folder)/fill-\(index).txt"), digest: bytes.digest, size: bytes.size,
                 contentType: "text/plain", owner: owner)
         }
         try await Self.commit(spots, what: "spots in \(spotsBucket)", into: catalog) { index in
-            let location = index < nearPatch
-                ? GeoPoint(latitude: 45.08 + Double(index % (nearPatch / 2)) * 0.0064, longitude: index < nearPatch / 2 ? 4.998 : 5.002)
+            let location = index < Self.nearPatch
+                ? GeoPoint(latitude: 45.08 + Double(index % (Self.nearPatch / 2)) * 0.0064, longitude: index < Self.nearPatch / 2 ? 4.998 : 5.002)
                 : GeoPoint(latitude: 45 + Double(index % 500) / 250, longitude: 6 + Double(index / 500 % 500) / 250)
             let photo = PhotoMetadata(width: 1, height: 1, location: location, place: Place(city: "City \(index / 25 % 100)", country: "Bench"))
             let bytes = try Self.bytes(of: "the photo of spot \(index)", into: blobs)
@@ -94,7 +92,7 @@ struct Fill {
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (done, index) in indices.enumerated() {
-                if done >= BenchFill.concurrency { try await group.next() }
+                if done >= concurrency { try await group.next() }
                 if indices.count >= 10, done % (indices.count / 10) == 0, done > 0 {
                     FileHandle.standardError.write(Data("  \(done) of \(indices.count) \(what), \(ContinuousClock.now - started)\n".utf8))
                 }
