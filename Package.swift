@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "CatalogsTests",
             dependencies: [
-                "Catalogs", "SQLCatalog", "PostgresCatalog", "TestSupport", "Conformance",
+                "BlobStores", "Catalogs", "SQLCatalog", "PostgresCatalog", "SpotService", "TestSupport", "Conformance",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -158,7 +158,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "Geocoder", "PostgresCatalog", "IdentityTokens",
+                "SpotCore", "SpotService", "Access", "BlobStores", "Catalogs", "SQLCatalog", "Geocoder", "PostgresCatalog", "IdentityTokens",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -22,6 +22,7 @@ extension SQLiteDatabase {
         migrator.registerMigration("v12", migrate: forgetLocationFreeCopiesV12)
         migrator.registerMigration("v13", migrate: spellColumnsAsPostgresDoesV13)
         migrator.registerMigration("v14", migrate: { db in try db.execute(sql: keepSpotStateV14) })
+        migrator.registerMigration("v15", migrate: { db in try db.execute(sql: addSmallBlobsV15) })
         return migrator
     }
 
@@ -445,5 +446,12 @@ extension SQLiteDatabase {
         CREATE INDEX spots_on_bucket_latitude_band ON spots (bucket, latitude_band, longitude, latitude, id);
         DROP INDEX spots_on_bucket_latitude_longitude_id;
         CREATE INDEX location_free_blobs_on_free_digest ON location_free_blobs (free_digest);
+        """
+
+    /// The bytes of small blobs, kept with the catalog (`TieredBlobStore`). PostgreSQL's v10.
+    ///
+    /// Shipped: never change this.
+    private static let addSmallBlobsV15 = """
+        CREATE TABLE small_blobs (digest TEXT NOT NULL PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
         """
 }

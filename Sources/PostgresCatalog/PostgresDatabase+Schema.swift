@@ -5,7 +5,7 @@ import SpotCore
 extension PostgresDatabase {
     /// The schema, one migration per shipped version, applied in order; `migrations` records
     /// which ran. A shipped migration never changes: add a new one instead.
-    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5), (6, schemaV6), (7, schemaV7), (8, schemaV8), (9, schemaV9)]
+    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5), (6, schemaV6), (7, schemaV7), (8, schemaV8), (9, schemaV9), (10, schemaV10)]
 
     /// The advisory lock that serializes migrations of servers starting at once.
     static let migrationLock: Int64 = 0x5370_6f74_5374_6f72  // "SpotStor"
@@ -308,5 +308,14 @@ extension PostgresDatabase {
         "ALTER TABLE spots ADD COLUMN latitude_band integer GENERATED ALWAYS AS (CAST(floor((latitude + 90) * 100) AS integer)) STORED",
         "CREATE INDEX spots_on_bucket_latitude_band ON spots (bucket, latitude_band, longitude, latitude, id)",
         "DROP INDEX spots_on_bucket_latitude_longitude_id",
+    ]
+
+    /// The bytes of small blobs, kept with the catalog (`TieredBlobStore`), out of line
+    /// and not compressed again (most are JPEG or WebP thumbnails). The SQLite catalog's v15.
+    ///
+    /// Shipped: never change this.
+    static let schemaV10 = [
+        "CREATE TABLE small_blobs (digest text COLLATE \"C\" PRIMARY KEY, bytes bytea NOT NULL)",
+        "ALTER TABLE small_blobs ALTER COLUMN bytes SET STORAGE EXTERNAL",
     ]
 }

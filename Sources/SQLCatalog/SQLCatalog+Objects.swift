@@ -81,7 +81,9 @@ extension SQLCatalog {
         return try await write { transaction in
             let (bucket, name, digest) = (object.path.bucket, object.path.name, object.digest.hex)
             let spotKey = object.path.topFolder.map { SpotKey(bucket: bucket, id: $0) }
-            if let spotKey { try await transaction.lock([spotKey.admissionLock]) }
+            // The bytes' lock too when they come along, as a lease would take it (`lease`).
+            let locks = (spotKey.map { [$0.admissionLock] } ?? []) + (object.smallBlob == nil ? [] : [digest])
+            if !locks.isEmpty { try await transaction.lock(locks) }
             if let session = object.uploadSession {
                 guard let owner = try await transaction.value("DELETE FROM upload_sessions WHERE id = \(session) RETURNING owner", as: String.self)
                 else { throw SpotError.uploadSessionGone }
@@ -105,6 +107,13 @@ extension SQLCatalog {
                 }
             }
             if let lease = object.lease { try await Self.release(heldLease: lease, transaction) }
+            if let bytes = object.smallBlob {
+                guard try await transaction.row("""
+                    SELECT 1 FROM blob_removals WHERE claimed_at > \(now.addingTimeInterval(-claimLifetime)) AND digest = \(digest)
+                    """) == nil
+                else { throw SpotError(.unavailable, "gc is removing a blob with the bytes this upload has; send it again") }
+                try await TieredBlobStore<Database>.insert(bytes, as: object.digest, transaction)
+            }
             try await transaction.run("DELETE FROM damaged_blobs WHERE digest \(oneOf: [digest] + object.thumbnails.map(\.digest.hex))")
             // A photo new or changed may move every spot showing these bytes.
             let photoChanged = if let photo = object.photo {

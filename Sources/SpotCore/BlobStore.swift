@@ -49,6 +49,15 @@ public protocol BlobStore: Sendable {
     func checkHealth() async throws
 }
 
+/// A blob store that keeps the blobs of up to `smallBlobLimit` bytes in the catalog's own
+/// database: an upload of such bytes hands them to the catalog's commit
+/// (`NewObject.smallBlob`), which stores them with the object in one transaction, so the
+/// upload needs no lease and no write of its own for them.
+public protocol CatalogKeptBlobs: BlobStore {
+    /// The largest blob the catalog keeps.
+    var smallBlobLimit: Int { get }
+}
+
 extension BlobStore {
     /// The size, then the bytes: two calls.
     public func read(_ digest: Digest) async throws -> [UInt8]? {
@@ -124,6 +133,20 @@ public struct BlobWalk: AsyncSequence, Sendable {
 
 /// A blob's bytes as `BlobStore.stream(_:range:)` hands them out.
 public typealias BlobByteStream = any AsyncIteratorProtocol<ByteBuffer, any Error> & Sendable
+
+/// Bytes already in memory (a blob's range), handed out as one chunk.
+package struct BytesInMemory: AsyncIteratorProtocol, Sendable {
+    private var bytes: ByteBuffer?
+
+    package init(_ bytes: some Sequence<UInt8>) {
+        self.bytes = ByteBuffer(bytes: bytes)
+    }
+
+    package mutating func next() async throws -> ByteBuffer? {
+        defer { bytes = nil }
+        return bytes
+    }
+}
 
 /// A range read in chunks of 256 KiB, each one `read(_:offset:count:)`.
 struct ChunkedReads<Store: BlobStore>: AsyncIteratorProtocol, Sendable {

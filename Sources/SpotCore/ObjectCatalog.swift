@@ -38,7 +38,9 @@ public protocol ObjectCatalog: Sendable {
     /// removed the blobs) and is released. Damage marks of the object's blob and thumbnails
     /// are cleared (the blobs were just stored whole). A replaced object's download tokens
     /// are revoked, then `object.downloadTokenDigest` is recorded. The object's metageneration is 1.
-    /// Photo metadata and thumbnails are recorded per blob digest.
+    /// Photo metadata and thumbnails are recorded per blob digest. `object.smallBlob` is
+    /// stored as blob `object.digest` in the same transaction (`CatalogKeptBlobs`), unless gc
+    /// is removing a blob of that digest (`.unavailable`).
     func commit(_ object: NewObject, admission: SpotAdmission) async throws -> StoredObject
 
     /// Replaces the content type and settings of the object at `path`, adds one to its

@@ -174,6 +174,9 @@ public struct NewObject: Sendable, Equatable {
     /// The upload session this commit completes: it must still exist, does not count against
     /// the spot's limit, and is removed in the same transaction.
     public var uploadSession: String?
+    /// The object's bytes, when the blob store keeps blobs this small in the catalog
+    /// (`CatalogKeptBlobs`): the commit stores them as blob `digest`, with no lease.
+    public var smallBlob: [UInt8]?
 
     public init(
         path: ObjectPath, digest: Digest, size: Int64, contentType: String, owner: String,

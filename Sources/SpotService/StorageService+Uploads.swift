@@ -257,17 +257,25 @@ extension StorageService {
     }
 
     /// Leases the blobs in the catalog, then stores them; the object to commit holds the lease.
+    /// Bytes the catalog keeps (`CatalogKeptBlobs`) go to the commit instead, read from
+    /// their staged file (which is removed), with no lease.
     func put(_ judged: JudgedUpload, _ analysis: UploadAnalysis, as authorized: AuthorizedUpload) async throws -> NewObject {
         let staged = judged.staged
-        let lease = try await guardedBlobs.leasing([staged.digest] + analysis.newThumbnails.map(\.digest)) { lease in
+        var new = NewObject(
+            path: authorized.path, digest: staged.digest, size: staged.size, contentType: judged.contentType,
+            owner: authorized.owner, photo: analysis.photo, thumbnails: analysis.thumbnails)
+        if analysis.newThumbnails.isEmpty, let kept = blobs as? any CatalogKeptBlobs, staged.size <= kept.smallBlobLimit {
+            new.smallBlob = [UInt8](try Data(contentsOf: URL(fileURLWithPath: staged.path)))
+            try? FileManager.default.removeItem(atPath: staged.path)
+            return new
+        }
+        new.lease = try await guardedBlobs.leasing([staged.digest] + analysis.newThumbnails.map(\.digest)) { lease in
             for thumbnail in analysis.newThumbnails {
                 try await blobs.store(thumbnail.bytes, as: thumbnail.digest)
             }
             try await blobs.store(fileAt: staged.path, as: staged.digest)
             return lease
         }
-        return NewObject(
-            path: authorized.path, digest: staged.digest, size: staged.size, contentType: judged.contentType,
-            owner: authorized.owner, photo: analysis.photo, thumbnails: analysis.thumbnails, lease: lease)
+        return new
     }
 }

@@ -18,7 +18,8 @@ extension SpotStoreCommand {
                 Stop the store's servers first. Interrupted, run it again: it skips blobs already there \
                 and rows already copied. A destination that holds anything else is refused. At the end \
                 it prints the counts of both sides, and exits 1 if they differ. Without --to-blobs the \
-                blobs stay in FROM/blobs: serve with --store FROM --catalog URL.
+                blobs stay in FROM/blobs (but for the small ones, which the catalog keeps): serve with \
+                --store FROM --catalog URL.
                 """)
 
         @Option(help: ArgumentHelp("The store to move: its data directory.", valueName: "dir"))
@@ -69,22 +70,21 @@ extension SpotStoreCommand {
             _ service: StorageService, _ sourceCatalog: SQLiteCatalog, storeID: String, to catalog: PostgresCatalog, _ destination: StoreLayout
         ) async throws {
             let start = try await catalog.migrationStart(from: storeID)
-            var blobCounts: (source: BlobTally, destination: BlobTally)?
-            if toBlobs != nil {
-                let (blobs, closeBlobs) = try await destination.openBlobs(temporaryDirectory: service.configuration.temporaryDirectory)
-                do {
-                    if case .fresh = start, !(try await blobs.blobs(after: nil, limit: 1).isEmpty) {
-                        throw SpotError(.conflict, "the destination bucket already holds blobs at \(toBlobs ?? ""); give an empty bucket or prefix")
-                    }
-                    try await catalog.markMigration(from: storeID)
-                    blobCounts = try await copyBlobs(service, to: blobs)
-                    await closeBlobs()
-                } catch {
-                    await closeBlobs()
-                    throw error
+            // Blobs up to `TieredBlobStore.smallBlobLimit` are rows of the catalog: they move
+            // with it, even where the larger ones stay in FROM/blobs.
+            let (large, closeBlobs) = try await destination.openBlobs(temporaryDirectory: service.configuration.temporaryDirectory)
+            let blobs = TieredBlobStore(database: catalog.database, large: large)
+            let blobCounts: (source: BlobTally, destination: BlobTally)
+            do {
+                if toBlobs != nil, case .fresh = start, !(try await blobs.blobs(after: nil, limit: 1).isEmpty) {
+                    throw SpotError(.conflict, "the destination bucket already holds blobs at \(toBlobs ?? ""); give an empty bucket or prefix")
                 }
-            } else {
                 try await catalog.markMigration(from: storeID)
+                blobCounts = try await copyBlobs(service, to: blobs)
+                await closeBlobs()
+            } catch {
+                await closeBlobs()
+                throw error
             }
 
             let sourceRows = try await sourceCatalog.rowCounts()
@@ -105,10 +105,8 @@ extension SpotStoreCommand {
                 differ = differ || here != there
             }
             for name in CatalogTable.durable { line(name, "\(sourceRows[name] ?? 0)", "\(destinationRows[name] ?? 0)") }
-            if let blobCounts {
-                line("blobs", "\(blobCounts.source.count)", "\(blobCounts.destination.count)")
-                line("blob bytes", "\(blobCounts.source.bytes)", "\(blobCounts.destination.bytes)")
-            }
+            line("blobs", "\(blobCounts.source.count)", "\(blobCounts.destination.count)")
+            line("blob bytes", "\(blobCounts.source.bytes)", "\(blobCounts.destination.bytes)")
             guard !differ else {
                 throw SpotError(.internal, "the counts differ; run the migration again, and if they still differ, keep using the old store and report it")
             }

@@ -9,6 +9,7 @@ import Geocoder
 import Logging
 import PostgresCatalog
 import S3Blobs
+import SQLCatalog
 import SpotCore
 import SpotServer
 import SpotService
@@ -49,10 +50,11 @@ struct StoreLayout {
     ) async throws -> Result {
         try prepareRoot()
         let temporary = try temporaryDirectory ?? Self.processTemporaryDirectory(under: temporaryPath)
-        let (catalog, closeCatalog) = try await openCatalog()
+        let (catalog, keepingSmallBlobs, closeCatalog) = try await openCatalog()
         let blobs: any BlobStore, closeBlobs: @Sendable () async -> Void
         do {
-            (blobs, closeBlobs) = try await openBlobs(temporaryDirectory: temporary)
+            let (large, close) = try await openBlobs(temporaryDirectory: temporary)
+            (blobs, closeBlobs) = (keepingSmallBlobs(large), close)
         } catch {
             await closeCatalog()
             throw error
@@ -85,11 +87,15 @@ struct StoreLayout {
         BackendNames(catalog: hasEmbeddedCatalog ? "sqlite" : "postgresql", blobs: backends.blobsURL == nil ? "files" : "s3")
     }
 
-    /// The catalog `backends` name, and how to close it.
-    private func openCatalog() async throws -> (any Catalog, @Sendable () async -> Void) {
-        guard let url = backends.catalogURL else { return (try SQLiteCatalog(path: catalogPath), {}) }
+    /// The catalog `backends` name; the blob store that keeps small blobs in its database
+    /// and the rest in a given store (`TieredBlobStore`); and how to close it.
+    private func openCatalog() async throws -> (any Catalog, keepingSmallBlobs: (any BlobStore) -> any BlobStore, close: @Sendable () async -> Void) {
+        guard let url = backends.catalogURL else {
+            let catalog = try SQLiteCatalog(path: catalogPath)
+            return (catalog, { TieredBlobStore(database: catalog.database, large: $0) }, {})
+        }
         let catalog = try await Self.connectPostgres(url)
-        return (catalog, { await catalog.close() })
+        return (catalog, { TieredBlobStore(database: catalog.database, large: $0) }, { await catalog.close() })
     }
 
     /// The PostgreSQL catalog at `url`, logging warnings and errors.
@@ -99,7 +105,7 @@ struct StoreLayout {
         return try await PostgresCatalog.connect(url: url, logger: logger)
     }
 
-    /// The blob store `backends` name, and how to close it.
+    /// The store `backends` name for blobs larger than the catalog keeps, and how to close it.
     func openBlobs(temporaryDirectory: String) async throws -> (any BlobStore, @Sendable () async -> Void) {
         guard let url = backends.blobsURL else {
             return (try FileSystemBlobStore(root: blobsPath, temporaryDirectory: temporaryDirectory), {})

@@ -19,10 +19,7 @@ import TestSupport
         _ = try await store.service.upload(try ObjectPath(bucket: "spots", name: "cafe/coffee.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(coffee))
         let thumbnail = try #require(paris.thumbnails.first { $0.size == 256 })
         for digest in [paris.digest, thumbnail.digest] {
-            let handle = try #require(FileHandle(forUpdatingAtPath: store.blobPath(digest)))
-            try handle.seek(toOffset: 50)
-            try handle.write(contentsOf: [0xFF, 0x00, 0xFF])
-            try handle.close()
+            try await store.damageBlob(digest) { $0[..<50] + [0xFF, 0x00, 0xFF] + $0[53...] }
         }
         _ = try await store.service.checkIntegrity(repair: true)
 
@@ -72,7 +69,7 @@ import TestSupport
         let bytes = randomBytes(600_000)
         let stored = try await store.service.upload(
             try ObjectPath(bucket: "users", name: "alice/lost.bin"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes)).object
-        try FileManager.default.removeItem(atPath: store.blobPath(stored.digest))
+        try await store.service.blobs.remove(stored.digest)
 
         let app = SpotServer.makeApplication(service: store.service, configuration: .init(host: "127.0.0.1", port: 0), logger: Logger(label: "test"))
         try await app.test(.live) { client in

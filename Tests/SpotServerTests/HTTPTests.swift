@@ -163,7 +163,7 @@ import TestSupport
                 }
             }
         }
-        #expect(store.blobFiles().isEmpty)
+        #expect((try await store.storedBlobs()).isEmpty)
     }
 
     @Test func overlongNamesGet400() async throws {

@@ -216,7 +216,7 @@ import TestSupport
         let photo = try fixture("geotagged/san-francisco.jpg")
         try await app(store, records: records).test(.router) { client in
             try await client.execute(uri: "/v0/b/spots/o/p%2Fa.jpg", method: .put, headers: auth(token), body: ByteBuffer(bytes: photo)) { #expect($0.status == .ok) }
-            for file in store.blobFiles() { try FileManager.default.removeItem(atPath: "\(store.root)/blobs/\(file)") }
+            for blob in try await store.storedBlobs() { try await store.service.blobs.remove(blob.digest) }
             try await client.execute(
                 uri: "/v0/b/spots/o/p%2Fa.jpg?alt=thumbnail&size=256", method: .get, headers: auth(token) + [HTTPField.Name("X-Request-Id")!: "broken-1"]
             ) { #expect($0.status == .internalServerError) }

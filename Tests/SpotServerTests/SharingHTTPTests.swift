@@ -199,7 +199,7 @@ extension HTTPTests {
             #expect(try await media("\(object)?alt=media", bob) == original)
         }
         // The GPS-free copy is one more blob, made once (besides the original and its two JPEG and two WebP thumbnails).
-        #expect(store.blobFiles().count == 6)
+        #expect((try await store.storedBlobs()).count == 6)
     }
 }
 

@@ -30,16 +30,21 @@ import TestSupport
             notes = try await upload("media", "alice/notes.txt", Array("notes for the trip\n".utf8), "text/plain")
         }
 
-        func blobPath(_ digest: SpotCore.Digest) -> String { store.blobPath(digest) }
-    }
+        /// Flips one bit of blob `digest`'s byte at `offset`, wherever the store keeps it.
+        func flipByte(of digest: SpotCore.Digest, at offset: Int = 100) async throws {
+            try await store.damageBlob(digest) { Self.flippingByte(of: $0, at: offset) }
+        }
 
-    static func flipByte(in path: String, at offset: UInt64 = 100) throws {
-        let handle = try #require(FileHandle(forUpdatingAtPath: path))
-        defer { try? handle.close() }
-        try handle.seek(toOffset: offset)
-        let byte = try #require(try handle.read(upToCount: 1)?.first)
-        try handle.seek(toOffset: offset)
-        try handle.write(contentsOf: [byte ^ 0x01])
+        /// Whether the store holds blob `digest`, in either tier.
+        func holds(_ digest: SpotCore.Digest) async throws -> Bool {
+            try await store.service.blobs.size(of: digest) != nil
+        }
+
+        static func flippingByte(of bytes: [UInt8], at offset: Int) -> [UInt8] {
+            var bytes = bytes
+            bytes[offset] ^= 0x01
+            return bytes
+        }
     }
 
     /// fsck and gc read the store in one pass, and (as in a large store) a digest prefix at a time.
@@ -55,25 +60,21 @@ import TestSupport
         #expect(report.objects == 4)
         // 3 originals, 2 JPEG and 2 WebP thumbnails each for the 2 photos (the copy shares coffee's).
         #expect(report.blobsChecked == 11)
-        #expect(report.bytesChecked == Int64(try blobBytes(f)))
+        #expect(report.bytesChecked == (try await blobBytes(f)))
         #expect(report.unreferencedBlobs == 0)
     }
 
-    func blobBytes(_ f: Fixture) throws -> Int {
-        try f.store.blobFiles().reduce(0) { total, file in
-            total + ((try FileManager.default.attributesOfItem(atPath: "\(f.store.root)/blobs/\(file)")[.size] as? NSNumber)?.intValue ?? 0)
-        }
+    func blobBytes(_ f: Fixture) async throws -> Int64 {
+        try await f.store.storedBlobs().reduce(0) { $0 + $1.size }
     }
 
     @Test(arguments: Self.passSizes) func fsckFindsFlippedTruncatedAndMissingBlobsAndRepairQuarantinesThem(referencesPerPass: Int) async throws {
         let f = try await Fixture()
         let service = f.store.service
         let thumbnail = try #require(f.paris.thumbnails.first { $0.size == 256 })
-        try Self.flipByte(in: f.blobPath(f.paris.digest))
-        let truncated = try #require(FileHandle(forUpdatingAtPath: f.blobPath(thumbnail.digest)))
-        try truncated.truncate(atOffset: 10)
-        try truncated.close()
-        try FileManager.default.removeItem(atPath: f.blobPath(f.notes.digest))
+        try await f.flipByte(of: f.paris.digest)
+        try await f.store.damageBlob(thumbnail.digest) { Array($0.prefix(10)) }
+        try await service.blobs.remove(f.notes.digest)
 
         let report = try await service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass)
         let lines = report.findings.map(\.description)
@@ -84,7 +85,7 @@ import TestSupport
         #expect(lines.contains { $0.contains("blob \(f.notes.digest) is missing") && $0.contains("media/alice/notes.txt") && $0.contains("restore") })
         #expect(report.hasProblems && !report.hasDamage)
         // A check changes nothing: the bytes are still served (wrongly) until repaired.
-        #expect(FileManager.default.fileExists(atPath: f.blobPath(f.paris.digest)))
+        #expect(try await f.holds(f.paris.digest))
 
         let repaired = try await service.checkIntegrity(repair: true, referencesPerPass: referencesPerPass)
         #expect(!repaired.hasProblems, "\(repaired.findings)")
@@ -93,7 +94,7 @@ import TestSupport
         let quarantine = "\(f.store.root)/quarantine"
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: quarantine)) == [f.paris.digest.hex, thumbnail.digest.hex],
                 "corrupt blobs are copied out before they leave the store")
-        #expect(!FileManager.default.fileExists(atPath: f.blobPath(f.paris.digest)))
+        #expect(try await !f.holds(f.paris.digest))
 
         // Damaged objects answer with the reason, never with wrong bytes.
         let parisPath = try ObjectPath(bucket: "spots", name: "eiffel/paris.jpg")
@@ -115,7 +116,7 @@ import TestSupport
 
         // Restoring the blob (here: the quarantined copy, fixed) clears the mark; bytes nothing names are refused.
         let copy = "\(quarantine)/\(f.paris.digest.hex)"
-        try Self.flipByte(in: copy)
+        try Data(Fixture.flippingByte(of: [UInt8](try Data(contentsOf: URL(fileURLWithPath: copy))), at: 100)).write(to: URL(fileURLWithPath: copy))
         #expect(try await service.restoreBlob(fromFileAt: copy) == f.paris.digest)
         #expect(try await service.download(at: parisPath, for: f.alice).digest == f.paris.digest)
         #expect(try await service.blobs.read(f.paris.digest) == (try fixture("geotagged/paris.jpg")))
@@ -139,7 +140,7 @@ import TestSupport
     @Test func uploadingTheSameBytesAgainHealsABlobWithAFlippedBit() async throws {
         let f = try await Fixture()
         let service = f.store.service
-        try Self.flipByte(in: f.blobPath(f.coffee.digest), at: 5000)
+        try await f.flipByte(of: f.coffee.digest, at: 5000)
         #expect(try await service.checkIntegrity(repair: false).hasProblems)
 
         let bytes = try fixture("photos/coffee.jpg")
@@ -170,11 +171,11 @@ import TestSupport
         let dry = try await service.collectGarbage(grace: 0, dryRun: true, referencesPerPass: referencesPerPass)
         #expect(dry.collected.map(\.digest) == [orphanDigest] && dry.collectedBytes == Int64(orphan.count))
         #expect(dry.kept.map(\.digest) == [leasedDigest])
-        #expect(FileManager.default.fileExists(atPath: f.blobPath(orphanDigest)), "a dry run removes nothing")
+        #expect(try await f.holds(orphanDigest), "a dry run removes nothing")
 
         let run = try await service.collectGarbage(grace: 0, dryRun: false, referencesPerPass: referencesPerPass)
         #expect(run.collected.map(\.digest) == [orphanDigest] && run.kept.map(\.digest) == [leasedDigest])
-        #expect(!FileManager.default.fileExists(atPath: f.blobPath(orphanDigest)))
+        #expect(try await !f.holds(orphanDigest))
         #expect(try await service.checkIntegrity(repair: false, referencesPerPass: referencesPerPass).findings.isEmpty)
 
         // An expired lease still counts during the grace period, then no longer.
@@ -220,7 +221,7 @@ import TestSupport
         let coffeeSize = f.coffee.size
         #expect(stats.objects == 4)
         #expect(stats.blobs == 11)
-        #expect(stats.bytesStored == Int64(try blobBytes(f)))
+        #expect(stats.bytesStored == (try await blobBytes(f)))
         #expect(stats.logicalBytes == f.paris.size + 2 * coffeeSize + f.notes.size)
         #expect(stats.uniqueOriginals == 3)
         #expect(stats.uniqueOriginalBytes == f.paris.size + coffeeSize + f.notes.size)

@@ -106,7 +106,7 @@ import TestSupport
         #expect(try await store.service.uploadSession(session.id, by: alice).chunks.allSatisfy { $0.digest != nil })
         let object = try await store.service.finishUploadSession(session.id, by: alice)
         #expect(try await store.service.blobs.read(object.digest) == bytes)
-        #expect(store.blobFiles().count == 1, "the chunks' blobs are removed")
+        #expect((try await store.storedBlobs()).count == 1, "the chunks' blobs are removed")
     }
 
     /// An upload of no bytes has no chunk to make its file: it finishes all the same.

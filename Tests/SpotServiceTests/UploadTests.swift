@@ -91,7 +91,7 @@ import TestSupport
         let listing = try await store.service.list(ListQuery(bucket: "spots", prefix: "race/"), for: alice)
         #expect(listing.items.count == 4)
         // One original (shared by the 4) and its two JPEG and two WebP thumbnails: nothing from the refused ones.
-        #expect(store.blobFiles().count == 5)
+        #expect((try await store.storedBlobs()).count == 5)
     }
 
     /// Two users upload into one new spot at once, through two instances: one owns the
@@ -156,7 +156,7 @@ import TestSupport
             }
         }
         #expect(try store.temporaryFiles().isEmpty)
-        #expect(store.blobFiles().isEmpty)
+        #expect((try await store.storedBlobs()).isEmpty)
         #expect(try await store.service.catalog.object(at: path) == nil)
     }
 
@@ -179,7 +179,7 @@ import TestSupport
             #expect(error.kind == kind, "\(name): \(error.message)")
         }
         #expect(try store.temporaryFiles().isEmpty)
-        #expect(store.blobFiles().isEmpty)
+        #expect((try await store.storedBlobs()).isEmpty)
         #expect(try await store.service.catalog.spot(bucket: "spots", id: "bad") == nil, "a refused upload creates no spot")
     }
 
@@ -222,7 +222,7 @@ import TestSupport
         let second = try await store.service.upload(try ObjectPath(bucket: "spots", name: "b/1.jpg"), by: alice, contentType: nil, declaredSize: nil, body: body(bytes)).object
         #expect(first.digest == second.digest)
         #expect(first.thumbnails == second.thumbnails)
-        #expect(store.blobFiles().count == 5, "the original, two JPEG and two WebP thumbnails")
+        #expect((try await store.storedBlobs()).count == 5, "the original, two JPEG and two WebP thumbnails")
     }
 
     /// A photo stored before WebP thumbnails were made (as an older SpotStore left it) has

@@ -137,6 +137,32 @@ extension BinaryTests {
             try await PostgresTestServer.dropDatabase(database)
         }
 
+        /// Without `--to-blobs` the larger blobs stay files under the store, and the small
+        /// ones, which the catalog keeps, move with it to PostgreSQL.
+        @Test func theCatalogAloneMovesWithTheSmallBlobs() async throws {
+            let root = try RulesCommandTests.temporaryDirectory()
+            let store = root + "/storage"
+            let alice = try RulesCommandTests.addUser("alice", store: store)
+            let request = DiskFullTests.request
+            let tiny = Array("a note of a few bytes".utf8), large = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let (source, sourceURL) = try await BinaryTests.startServer(store: store)
+            #expect(try await request("PUT", "\(sourceURL)/v0/b/users/o/alice%2Ftiny.txt", alice, tiny).0 == 200)
+            #expect(try await request("PUT", "\(sourceURL)/v0/b/users/o/alice%2Flarge.bin", alice, large).0 == 200)
+            source.terminate()
+            source.waitUntilExit()
+
+            let (database, catalogURL, _, _) = try await Self.newDestination()
+            let migrated = try BinaryTests.run(["migrate", "--from", store, "--to-catalog", catalogURL])
+            #expect(migrated.status == 0 && !migrated.stdout.contains("DIFFERENT"), "\(migrated.stdout)\(migrated.stderr)")
+            #expect(migrated.stderr.contains("1 copied, 1 there already"), "the tiny blob copied, the large one a file already: \(migrated.stderr)")
+
+            let (moved, movedURL) = try await BinaryTests.startServer(store: store, environment: ["SPOTSTORE_CATALOG": catalogURL])
+            defer { moved.terminate() }
+            #expect(try await request("GET", "\(movedURL)/v0/b/users/o/alice%2Ftiny.txt?alt=media", alice, nil) == (200, tiny))
+            #expect(try await request("GET", "\(movedURL)/v0/b/users/o/alice%2Flarge.bin?alt=media", alice, nil) == (200, large))
+            try await PostgresTestServer.dropDatabase(database)
+        }
+
         /// A new database on the test PostgreSQL and a new prefix of the test bucket.
         static func newDestination() async throws -> (database: String, catalogURL: String, blobsURL: String, endpoint: String) {
             let database = try await PostgresTestServer.createDatabase()

@@ -3,6 +3,7 @@ import BlobStores
 import Catalogs
 import Foundation
 import Geocoder
+import SQLCatalog
 import SpotCore
 import SpotService
 
@@ -72,9 +73,11 @@ public struct TestStore: Sendable {
         on root: String, instance: String, rules: RulesPolicy, signingKey: [UInt8], clock: TestClock, sessionBytes: SessionBytes,
         maxOpenUploadSessions: Int
     ) throws -> StorageService {
-        try StorageService(
-            catalog: try SQLiteCatalog(path: "\(root)/catalog.sqlite"),
-            blobs: try FileSystemBlobStore(root: "\(root)/blobs", temporaryDirectory: "\(root)/\(instance)"),
+        let catalog = try SQLiteCatalog(path: "\(root)/catalog.sqlite")
+        // As `serve` composes them: small blobs in the catalog, the others files.
+        let files = try FileSystemBlobStore(root: "\(root)/blobs", temporaryDirectory: "\(root)/\(instance)")
+        return try StorageService(
+            catalog: catalog, blobs: TieredBlobStore(database: catalog.database, large: files),
             policy: rules,
             geocoder: bundledGeocoder,
             configuration: ServiceConfiguration(
@@ -93,8 +96,9 @@ public struct TestStore: Sendable {
         try FileManager.default.contentsOfDirectory(atPath: "\(root)/tmp")
     }
 
-    /// Where the file-system blob store keeps blob `digest`.
-    public func blobPath(_ digest: Digest) -> String {
+    /// Where the file-system blob store keeps blob `digest` (when it is not small enough for
+    /// the catalog).
+    private func blobPath(_ digest: Digest) -> String {
         "\(root)/blobs/sha256/\(digest.hex.prefix(2))/\(digest.hex.dropFirst(2).prefix(2))/\(digest.hex)"
     }
 
@@ -103,22 +107,30 @@ public struct TestStore: Sendable {
 
     /// The upload sessions' files under `uploads/` and every blob (where chunks are blobs):
     /// all the places the bytes of an upload session can be.
-    public func heldUploadBytes() -> [String] {
+    public func heldUploadBytes() async throws -> [String] {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: uploadsDirectory)) ?? []
-        return files.map { "uploads/\($0)" } + blobFiles()
+        return files.map { "uploads/\($0)" } + (try await storedBlobs()).map { "blob \($0.digest)" }
     }
 
-    /// Every file under `blobs/` (relative paths).
-    public func blobFiles() -> [String] {
-        let enumerator = FileManager.default.enumerator(atPath: "\(root)/blobs")
-        var files: [String] = []
-        while let next = enumerator?.nextObject() as? String {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: "\(root)/blobs/\(next)", isDirectory: &isDirectory), !isDirectory.boolValue {
-                files.append(next)
-            }
+    /// Every blob the store holds, whether a file or a row of the catalog (`TieredBlobStore`).
+    public func storedBlobs() async throws -> [StoredBlob] {
+        var blobs: [StoredBlob] = []
+        for try await blob in service.blobs.allBlobs() { blobs.append(blob) }
+        return blobs
+    }
+
+    /// Replaces the bytes of blob `digest` with `change(bytes)` where the store keeps them
+    /// (its file, or its row in the catalog), as damage on the disk would.
+    public func damageBlob(_ digest: Digest, _ change: @escaping @Sendable ([UInt8]) -> [UInt8]) async throws {
+        if let bytes = FileManager.default.contents(atPath: blobPath(digest)) {
+            return try Data(change([UInt8](bytes))).write(to: URL(fileURLWithPath: blobPath(digest)))
         }
-        return files
+        guard let database = (service.catalog as? SQLiteCatalog)?.database else { throw SpotError(.internal, "the test store's catalog is SQLite") }
+        guard let row = try await database.query("SELECT bytes FROM small_blobs WHERE digest = \(digest.hex)").first else {
+            throw SpotError(.notFound, "the store holds no blob \(digest)")
+        }
+        let changed = change(try row(0))
+        try await database.write { try await $0.run("UPDATE small_blobs SET bytes = \(changed) WHERE digest = \(digest.hex)") }
     }
 }
 
