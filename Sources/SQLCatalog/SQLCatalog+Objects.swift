@@ -81,9 +81,19 @@ extension SQLCatalog {
         return try await write { transaction in
             let (bucket, name, digest) = (object.path.bucket, object.path.name, object.digest.hex)
             let spotKey = object.path.topFolder.map { SpotKey(bucket: bucket, id: $0) }
-            // The bytes' lock too when they come along, as a lease would take it (`lease`).
-            let locks = (spotKey.map { [$0.admissionLock] } ?? []) + (object.smallBlob == nil ? [] : [digest])
-            if !locks.isEmpty { try await transaction.lock(locks) }
+            // What concerns the bytes alone comes before the spot's lock, which every commit
+            // into the spot waits for: it is held for as short a time as can be.
+            if let bytes = object.smallBlob {
+                // Under the bytes' lock, as a lease takes it (`lease`).
+                try await transaction.lock([digest])
+                guard try await transaction.row("""
+                    SELECT 1 FROM blob_removals WHERE claimed_at > \(now.addingTimeInterval(-claimLifetime)) AND digest = \(digest)
+                    """) == nil
+                else { throw SpotError(.unavailable, "gc is removing a blob with the bytes this upload has; send it again") }
+                try await TieredBlobStore<Database>.insert(bytes, as: object.digest, transaction)
+            }
+            try await transaction.run("DELETE FROM damaged_blobs WHERE digest \(oneOf: [digest] + object.thumbnails.map(\.digest.hex))")
+            if let spotKey { try await transaction.lock([spotKey.admissionLock]) }
             if let session = object.uploadSession {
                 guard let owner = try await transaction.value("DELETE FROM upload_sessions WHERE id = \(session) RETURNING owner", as: String.self)
                 else { throw SpotError.uploadSessionGone }
@@ -107,14 +117,6 @@ extension SQLCatalog {
                 }
             }
             if let lease = object.lease { try await Self.release(heldLease: lease, transaction) }
-            if let bytes = object.smallBlob {
-                guard try await transaction.row("""
-                    SELECT 1 FROM blob_removals WHERE claimed_at > \(now.addingTimeInterval(-claimLifetime)) AND digest = \(digest)
-                    """) == nil
-                else { throw SpotError(.unavailable, "gc is removing a blob with the bytes this upload has; send it again") }
-                try await TieredBlobStore<Database>.insert(bytes, as: object.digest, transaction)
-            }
-            try await transaction.run("DELETE FROM damaged_blobs WHERE digest \(oneOf: [digest] + object.thumbnails.map(\.digest.hex))")
             // A photo new or changed may move every spot showing these bytes.
             let photoChanged = if let photo = object.photo {
                 try await !transaction.rows("""
