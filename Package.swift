@@ -170,7 +170,7 @@ let package = Package(
             path: "Tests/TestSupport",
             exclude: ["tcp_relay.py"]
         ),
-        .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport", "Media"]),
+        .testTarget(name: "SpotServiceTests", dependencies: ["TestSupport", "Media", "Catalogs", "SQLCatalog"]),
         .testTarget(name: "IdentityTokensTests", dependencies: ["IdentityTokens", "TestSupport"]),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "TestSupport"]),
         .testTarget(

@@ -316,8 +316,9 @@ extension StorageService {
     public func collectGarbage(
         grace: TimeInterval, dryRun: Bool, referencesPerPass: Int = referencesPerPass, progress: (WalkProgress) -> Void = { _ in }
     ) async throws -> CollectionReport {
-        let now = configuration.now()
-        let cutoff = now.addingTimeInterval(-grace)
+        let cutoff = configuration.now().addingTimeInterval(-grace)
+        // Each removal claim is stamped with the time it is made: one stamped with the start
+        // of a run longer than `claimLifetime` would count as lapsed the moment it is made.
         var report = CollectionReport()
         try await walkByPrefix(referencesPerPass, progress: progress) { prefix, walk in
             let references = try await catalog.blobReferences(withPrefix: prefix)
@@ -330,7 +331,7 @@ extension StorageService {
                     } else {
                         report.collected.append(blob)
                     }
-                } else if try await guardedBlobs.removeIfUnreferenced(blob.digest, cutoff: cutoff, now: now) {
+                } else if try await guardedBlobs.removeIfUnreferenced(blob.digest, cutoff: cutoff, now: configuration.now()) {
                     report.collected.append(blob)
                 } else {
                     report.kept.append(blob)

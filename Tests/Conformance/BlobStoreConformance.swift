@@ -81,6 +81,12 @@ public struct BlobStoreConformance: Sendable {
         #expect(try await streamed(699_990..<800_000) == Array(bytes[699_990...]), "a range running past the end is cut short")
         #expect(try await streamed(800_000..<800_010) ?? [] == [], "nothing past the end")
         #expect(try await streamed(0..<10, of: BlobWriter.digest(of: [1, 2, 3])) ?? [] == [], "nothing of an absent blob")
+        let small = (0..<1000).map { UInt8(truncatingIfNeeded: $0) }
+        let smallDigest = BlobWriter.digest(of: small)
+        try await store.store(small, as: smallDigest)
+        #expect(try await streamed(0..<1000, of: smallDigest) == small, "a small blob whole")
+        #expect(try await streamed(990..<2000, of: smallDigest) == Array(small[990...]), "a small blob's range cut short")
+        #expect(try await streamed(1000..<1010, of: smallDigest) ?? [] == [], "nothing past a small blob's end")
     }
 
     /// `checkHealth()` returns on a store that works, empty or not.
@@ -126,12 +132,13 @@ public struct BlobStoreConformance: Sendable {
         try await store.remove(digest)
     }
 
-    /// Pages of `limit` in digest order, from after a digest, cover every blob once.
+    /// Pages of `limit` in digest order, from after a digest, cover every blob once, small
+    /// and large alike (a store may keep them apart).
     func enumeratesInPagesInDigestOrder() async throws {
         let (store, _) = try await makeStore()
         var expected: [StoredBlob] = []
         for index in 0..<23 {
-            let bytes = Array("blob number \(index)".utf8) + [UInt8](repeating: 1, count: index)
+            let bytes = Array("blob number \(index)".utf8) + [UInt8](repeating: 1, count: index % 3 == 0 ? 40_000 + index : index)
             let digest = BlobWriter.digest(of: bytes)
             try await store.store(bytes, as: digest)
             expected.append(StoredBlob(digest: digest, size: Int64(bytes.count)))

@@ -1,11 +1,41 @@
+import Catalogs
 import Foundation
 import Media
+import SQLCatalog
 import SpotCore
 import SpotService
 import Testing
 import TestSupport
 
 @Suite struct UploadTests {
+    /// Bytes the catalog keeps go with their commit: no lease is taken (the leases' ids do
+    /// not move) and no file is written. Larger bytes are leased and stored as a file first.
+    @Test func smallBytesGoWithTheirCommitAndLargerOnesAreLeasedFirst() async throws {
+        let store = try TestStore()
+        let alice = try await store.user("alice").user
+        let tiers = try #require(store.service.blobs as? TieredBlobStore<SQLiteDatabase>)
+        let catalog = try #require(store.service.catalog as? SQLiteCatalog)
+        func leasesTaken() async throws -> Int64 {
+            try await catalog.database.query("SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'leases'").first?(0) ?? 0
+        }
+        func upload(_ name: String, _ bytes: [UInt8]) async throws -> StoredObject {
+            try await store.service.upload(
+                try ObjectPath(bucket: "media", name: name), by: alice, contentType: "application/octet-stream", declaredSize: nil,
+                body: body(bytes)).object
+        }
+        let before = try await leasesTaken()
+        let small = [UInt8](repeating: 1, count: TieredBlobStore<SQLiteDatabase>.smallBlobLimit)
+        let note = try await upload("alice/small.bin", small)
+        #expect(try await leasesTaken() == before, "no lease for bytes the commit stores")
+        #expect(try await tiers.large.size(of: note.digest) == nil, "no file")
+        #expect(try await store.service.blobs.read(note.digest) == small)
+        let large = small + [2]
+        let big = try await upload("alice/large.bin", large)
+        #expect(try await leasesTaken() == before + 1, "one lease while the file is stored")
+        #expect(try await tiers.large.size(of: big.digest) == Int64(large.count))
+        #expect(try await store.service.download(at: ObjectPath(bucket: "media", name: "alice/small.bin"), for: alice).digest == note.digest)
+    }
+
     /// The service's decode limits reach every upload's analysis: a budget smaller than a
     /// photo's decode refuses it (422) before decoding, naming the budget.
     @Test func theDecodeBudgetOfTheConfigurationIsApplied() async throws {
