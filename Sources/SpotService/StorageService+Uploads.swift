@@ -16,6 +16,9 @@ struct AuthorizedUpload: Sendable {
     var admission: SpotAdmission
     /// The slot held in the spot's in-process count until the upload ends.
     var reservation: UploadCoordinator.Reservation?
+    /// The owner's download-token epoch as their sign-in read it, for the token the upload
+    /// makes; `nil` reads it when the token is made (a session finished later).
+    var ownerEpoch: Int?
 }
 
 /// What an upload says about the object besides its bytes.
@@ -106,7 +109,10 @@ extension StorageService {
             let now = Int64((configuration.now().timeIntervalSince1970 * 1_000_000).rounded())
             new.generation = max(now, (authorized.request.resource?.generation ?? 0) + 1)
             new.uploadSession = session
-            let epoch = authorized.limits.makesDownloadToken ? try await downloadTokenEpoch(of: new.owner) : nil
+            var epoch: Int?
+            if authorized.limits.makesDownloadToken {
+                if let known = authorized.ownerEpoch { epoch = known } else { epoch = try await downloadTokenEpoch(of: new.owner) }
+            }
             let token = epoch.flatMap { uploadDownloadToken(of: new.path, generation: new.generation, epoch: $0) }
             new.downloadTokenDigest = token.map(Tokens.digest(of:))
             let object: StoredObject
@@ -191,7 +197,7 @@ extension StorageService {
             if let refusal = limits.refusalBeforeBody(declaredSize: declaredSize, spot: spot, isNewObject: isNewObject) { throw refusal }
             return AuthorizedUpload(
                 path: path, owner: user?.uid ?? "", request: asked, limits: limits,
-                admission: Self.admission(of: asked, in: path, limits: limits, policy: policy))
+                admission: Self.admission(of: asked, in: path, limits: limits, policy: policy), ownerEpoch: user?.downloadTokenEpoch ?? 0)
         })
     }
 
