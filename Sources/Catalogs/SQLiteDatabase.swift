@@ -108,6 +108,11 @@ public struct SQLiteDatabase: CatalogDatabase {
         }
     }
 
+    /// One read transaction, as `read`.
+    public func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T {
+        try await read(body)
+    }
+
     /// Runs `body` in a read transaction of the pool, synchronously (never GRDB's `async` read).
     func readNow<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
         try dbWriter.read(body)

@@ -179,6 +179,15 @@ public final class PostgresDatabase: CatalogDatabase {
         }
     }
 
+    /// On one connection of the pool, each statement in a transaction of its own.
+    public func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T {
+        do {
+            return try await withConnection("read") { connection in try await body(PostgresTransaction(connection: connection, logger: self.logger)) }
+        } catch {
+            throw Self.translated(error, url: url)
+        }
+    }
+
     public func query(_ sql: CatalogSQL) async throws -> [SQLRow] {
         do {
             return try await withConnection("statement") { connection in

@@ -27,6 +27,12 @@ public protocol CatalogDatabase: Sendable {
     /// Runs `body` in one read-only snapshot.
     func read<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T
 
+    /// Runs `body`, whose statements need not see one snapshot (each sees what was committed
+    /// when it ran), the cheapest way this database has: PostgreSQL runs each statement on its
+    /// own, one round trip with no BEGIN and COMMIT; SQLite in one read transaction, which
+    /// costs less there than one per statement.
+    func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T
+
     /// Returns when the database answers a trivial query now; see `Catalog.checkHealth`.
     func checkHealth() async throws
 }

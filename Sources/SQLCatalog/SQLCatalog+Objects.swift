@@ -7,8 +7,9 @@ extension SQLCatalog {
         try Self.spotState(try await database.query(Self.spotStateQuery(bucket: bucket, id: id)).first, bucket: bucket, id: id)
     }
 
+    /// The row and its blob's details need not be one snapshot.
     public func object(at path: ObjectPath) async throws -> StoredObject? {
-        try await read { transaction in try await Self.fetchObject(at: path, transaction) }
+        try await readCommitted { transaction in try await Self.fetchObject(at: path, transaction) }
     }
 
     /// Kept while the change feed's stamp stays the same; the object's own damage mark
@@ -81,8 +82,9 @@ extension SQLCatalog {
         return try await write { transaction in
             let (bucket, name, digest) = (object.path.bucket, object.path.name, object.digest.hex)
             let spotKey = object.path.topFolder.map { SpotKey(bucket: bucket, id: $0) }
-            // What concerns the bytes alone comes before the spot's lock, which every commit
-            // into the spot waits for: it is held for as short a time as can be.
+            // What concerns the bytes alone (the small blob, damage marks, the lease, photo
+            // metadata and thumbnails) comes before the spot's lock, which every commit into
+            // the spot waits for: it is held for as short a time as can be.
             if let bytes = object.smallBlob {
                 // Under the bytes' lock, as a lease takes it (`lease`).
                 try await transaction.lock([digest])
@@ -93,6 +95,25 @@ extension SQLCatalog {
                 try await TieredBlobStore<Database>.insert(bytes, as: object.digest, transaction)
             }
             try await transaction.run("DELETE FROM damaged_blobs WHERE digest \(oneOf: [digest] + object.thumbnails.map(\.digest.hex))")
+            if let lease = object.lease { try await Self.release(heldLease: lease, transaction) }
+            // A photo new or changed may move every spot showing these bytes.
+            let photoChanged = if let photo = object.photo {
+                try await !transaction.rows("""
+                    INSERT INTO photos (\(unescaped: photoColumns)) VALUES (\(photoValues(photo, of: object.digest)))
+                    ON CONFLICT (digest) DO UPDATE SET \(unescaped: photoUpsert.set) WHERE \(unescaped: photoUpsert.changed)
+                    RETURNING digest
+                    """).isEmpty
+            } else { false }
+            for thumbnail in object.thumbnails {
+                try await transaction.run("""
+                    INSERT INTO thumbnails (digest, \(unescaped: thumbnailColumns))
+                    VALUES (\(digest), \(thumbnail.size), \(thumbnail.digest.hex), \(thumbnail.width), \(thumbnail.height),
+                            \(thumbnail.byteCount), \(thumbnail.contentType))
+                    ON CONFLICT (digest, size, content_type) DO UPDATE SET thumb_digest = excluded.thumb_digest, width = excluded.width,
+                        height = excluded.height, byte_count = excluded.byte_count
+                    """)
+            }
+            let details = try await Self.blobDetails(of: [object.digest], transaction)[object.digest]
             if let spotKey { try await transaction.lock([spotKey.admissionLock]) }
             if let session = object.uploadSession {
                 guard let owner = try await transaction.value("DELETE FROM upload_sessions WHERE id = \(session) RETURNING owner", as: String.self)
@@ -116,24 +137,6 @@ extension SQLCatalog {
                         """)
                 }
             }
-            if let lease = object.lease { try await Self.release(heldLease: lease, transaction) }
-            // A photo new or changed may move every spot showing these bytes.
-            let photoChanged = if let photo = object.photo {
-                try await !transaction.rows("""
-                    INSERT INTO photos (\(unescaped: photoColumns)) VALUES (\(photoValues(photo, of: object.digest)))
-                    ON CONFLICT (digest) DO UPDATE SET \(unescaped: photoUpsert.set) WHERE \(unescaped: photoUpsert.changed)
-                    RETURNING digest
-                    """).isEmpty
-            } else { false }
-            for thumbnail in object.thumbnails {
-                try await transaction.run("""
-                    INSERT INTO thumbnails (digest, \(unescaped: thumbnailColumns))
-                    VALUES (\(digest), \(thumbnail.size), \(thumbnail.digest.hex), \(thumbnail.width), \(thumbnail.height),
-                            \(thumbnail.byteCount), \(thumbnail.contentType))
-                    ON CONFLICT (digest, size, content_type) DO UPDATE SET thumb_digest = excluded.thumb_digest, width = excluded.width,
-                        height = excluded.height, byte_count = excluded.byte_count
-                    """)
-            }
             guard let row = try await transaction.row("""
                 INSERT INTO objects (
                     bucket, name, spot_id, digest, size, content_type, owner, created_at, updated_at, md5, settings_json, generation,
@@ -145,11 +148,16 @@ extension SQLCatalog {
                     content_type = excluded.content_type, owner = excluded.owner, updated_at = excluded.updated_at, md5 = excluded.md5,
                     settings_json = excluded.settings_json, generation = excluded.generation, metageneration = 1,
                     latitude = excluded.latitude, longitude = excluded.longitude
-                RETURNING id, latitude, longitude
+                RETURNING id, latitude, longitude, \(unescaped: objectColumns)
                 """)
             else { throw SpotError(.internal, "the catalog wrote object \(object.path) without an id") }
             let objectId: Int64 = try row(0)
-            try await transaction.run("DELETE FROM download_tokens WHERE object_id = \(objectId)")
+            // As it is stored, so the dates are exactly what later reads will see.
+            var stored = try storedObject(SQLRow(Array(row.values.dropFirst(3))))
+            stored.photo = details?.photo
+            stored.thumbnails = details?.thumbnails ?? []
+            // A new object in a spot has no tokens to revoke.
+            if spot?.isReplacement != false { try await transaction.run("DELETE FROM download_tokens WHERE object_id = \(objectId)") }
             if let token = object.downloadTokenDigest {
                 _ = try await Self.insertDownloadToken(token, of: objectId, at: now, transaction)
             }
@@ -176,10 +184,6 @@ extension SQLCatalog {
             // In key order, so two commits refreshing the same spots lock them in the same order.
             for stale in staleSpots.sorted(by: { ($0.bucket, $0.id) < ($1.bucket, $1.id) }) {
                 try await Self.refreshLocation(of: stale, transaction)
-            }
-            // Read back, so the dates are exactly what later reads will see.
-            guard let stored = try await Self.fetchObject(at: object.path, transaction) else {
-                throw SpotError(.internal, "object \(object.path) vanished while it was being committed")
             }
             return stored
         }

@@ -28,10 +28,12 @@ extension SQLCatalog {
         }
     }
 
-    /// The stored digest is compared in constant time. Kept while the change feed's stamp stays.
+    /// The stored digest is compared in constant time. Kept while the change feed's stamp
+    /// stays. The token, the user and the claims need not be one snapshot: a user gone
+    /// meanwhile is no user.
     public func user(tokenDigest: Digest) async throws -> User? {
         try await memo.user(tokenDigest: tokenDigest) {
-            try await read { transaction in
+            try await readCommitted { transaction in
                 guard let row = try await transaction.row("SELECT digest, uid FROM tokens WHERE digest = \(tokenDigest.hex)"),
                       let stored = Digest(hex: try row(0)), stored.equalsInConstantTime(tokenDigest)
                 else { return nil }
@@ -102,9 +104,10 @@ extension SQLCatalog {
     }
 
     /// Kept while the change feed's stamp stays.
+    /// The user and the claims need not be one snapshot.
     public func user(uid: String) async throws -> User? {
         try await memo.user(uid: uid) {
-            try await read { transaction in try await Self.user(uid, transaction) }
+            try await readCommitted { transaction in try await Self.user(uid, transaction) }
         }
     }
 
@@ -137,14 +140,19 @@ extension SQLCatalog {
             lastSignInAt: try row(3), revokedAt: try row(4), isAdmin: try row(5), downloadTokenEpoch: try row(6))
     }
 
-    /// User `uid` with its token count and claims, or `nil`.
+    /// User `uid` with its token count and claims, or `nil`: one statement, a row per claim
+    /// (one without a claim when there is none).
     static func user(_ uid: String, _ transaction: any CatalogTransaction) async throws -> User? {
-        guard let row = try await transaction.row("SELECT \(unescaped: userColumns) FROM users WHERE uid = \(uid)") else { return nil }
+        let rows = try await transaction.rows("""
+            SELECT u.*, claims.key, claims.value FROM (SELECT \(unescaped: userColumns) FROM users WHERE uid = \(uid)) u
+            LEFT JOIN claims ON claims.uid = u.uid
+            """)
+        guard let first = rows.first else { return nil }
         var claims: [String: String] = [:]
-        for row in try await transaction.rows("SELECT key, value FROM claims WHERE uid = \(uid)") {
-            claims[try row(0)] = try row(1) as String
+        for row in rows {
+            if let key: String = try row(8) { claims[key] = try row(9) as String }
         }
-        return try user(row) { _ in claims }
+        return try user(first) { _ in claims }
     }
 
     static func userExists(_ uid: String, _ transaction: any CatalogTransaction) async throws -> Bool {

@@ -35,6 +35,11 @@ public struct SQLCatalog<Database: CatalogDatabase>: Catalog {
         try await database.write(body)
     }
 
+    /// Runs `body`, whose statements need not see one snapshot (`CatalogDatabase.readCommitted`).
+    func readCommitted<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T {
+        try await database.readCommitted(body)
+    }
+
     /// Runs `body` in one read-only snapshot of the database.
     func read<T: Sendable>(_ body: @escaping @Sendable (any CatalogTransaction) async throws -> T) async throws -> T {
         try await database.read(body)
