@@ -143,9 +143,10 @@ public final class PostgresDatabase: CatalogDatabase {
             do {
                 let value = try await withConnection("write") { connection in
                     try await connection.withTransaction(logger: self.logger) { connection in
-                        let value = try await body(PostgresTransaction(connection: connection, logger: self.logger))
+                        // First, not last: sent only if the transaction commits either way, and not
+                        // a round trip more while `body`'s locks (a spot's) are held.
                         try await connection.query("SELECT pg_notify(\(PostgresChangeFeed.channel), '')", logger: self.logger)
-                        return value
+                        return try await body(PostgresTransaction(connection: connection, logger: self.logger))
                     }
                 }
                 feed.bump()

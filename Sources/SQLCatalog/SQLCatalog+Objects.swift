@@ -258,16 +258,25 @@ extension SQLCatalog {
     static func admit(
         _ uploader: String, name: String, into spot: SpotKey, admission: SpotAdmission, now: Date, _ transaction: any CatalogTransaction
     ) async throws -> (stored: SpotRecord?, isReplacement: Bool) {
-        let record = try await spotRecord(bucket: spot.bucket, id: spot.id, lock: true, transaction)
         let counted: String? = admission.requiresOwnership ? uploader : nil
-        guard let counts = try await transaction.row("""
-            SELECT (SELECT COUNT(DISTINCT s.name) FROM upload_sessions s
-                    WHERE s.bucket = \(spot.bucket) AND s.spot_id = \(spot.id) AND s.expires_at > \(now) AND s.name <> \(name)
-                      AND (CAST(\(counted) AS TEXT) IS NULL OR s.owner = \(counted))
-                      AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket = s.bucket AND o.name = s.name)),
-                EXISTS (SELECT 1 FROM objects WHERE bucket = \(spot.bucket) AND name = \(name))
-            """)
-        else { throw SpotError(.internal, "the catalog did not count spot \(spot.bucket)/\(spot.id)") }
+        let countsColumns: CatalogSQL = """
+            (SELECT COUNT(DISTINCT s.name) FROM upload_sessions s
+                WHERE s.bucket = \(spot.bucket) AND s.spot_id = \(spot.id) AND s.expires_at > \(now) AND s.name <> \(name)
+                  AND (CAST(\(counted) AS TEXT) IS NULL OR s.owner = \(counted))
+                  AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket = s.bucket AND o.name = s.name)),
+            EXISTS (SELECT 1 FROM objects WHERE bucket = \(spot.bucket) AND name = \(name))
+            """
+        // The spot's row, locked, with the counts in one statement; the counts alone without a row.
+        let record: SpotRecord?, counts: SQLRow
+        if let row = try await transaction.row(
+            "SELECT \(unescaped: spotColumns), " + countsColumns + " FROM spots WHERE bucket = \(spot.bucket) AND id = \(spot.id)" + .forUpdate) {
+            (record, counts) = (try SpotRecord(row), SQLRow(Array(row.values.suffix(2))))
+        } else {
+            guard let row = try await transaction.row("SELECT " + countsColumns) else {
+                throw SpotError(.internal, "the catalog did not count spot \(spot.bucket)/\(spot.id)")
+            }
+            (record, counts) = (nil, row)
+        }
         let isReplacement: Bool = try counts(1)
         let state = SpotState(
             bucket: spot.bucket, id: spot.id, owner: record?.owner ?? uploader, objectCount: (record?.objectCount ?? 0) + (try counts(0)))
