@@ -3,7 +3,7 @@ import Foundation
 /// A statement, or a piece of one, written once for every database: text with the values
 /// it binds in place (`"SELECT 1 FROM users WHERE uid = \(uid)"`), rendered for a dialect
 /// only when it runs. The few places where PostgreSQL and SQLite spell something
-/// differently are named pieces (`oneOf:`, `forUpdate`, `insertionOrder`), never a second
+/// differently are named pieces (`oneOf:`, `forUpdate`, `forShare`, `insertionOrder`), never a second
 /// copy of the statement.
 public struct CatalogSQL: Sendable, ExpressibleByStringInterpolation {
     enum Piece: Sendable {
@@ -14,6 +14,9 @@ public struct CatalogSQL: Sendable, ExpressibleByStringInterpolation {
         /// Locks the rows read until the transaction ends: `FOR UPDATE` in PostgreSQL;
         /// nothing in SQLite, whose write transactions take turns as a whole.
         case forUpdate
+        /// Keeps the rows read from being changed until the transaction ends, while others
+        /// may read them alike: `FOR SHARE` in PostgreSQL; nothing in SQLite.
+        case forShare
         /// The column that orders a table's rows as inserted: `rowid` in SQLite, `seq` in PostgreSQL.
         case insertionOrder
     }
@@ -34,6 +37,9 @@ public struct CatalogSQL: Sendable, ExpressibleByStringInterpolation {
 
     /// ` FOR UPDATE` where the database locks rows (see `Piece.forUpdate`).
     public static let forUpdate = CatalogSQL(pieces: [.forUpdate])
+
+    /// ` FOR SHARE` where the database locks rows (see `Piece.forShare`).
+    public static let forShare = CatalogSQL(pieces: [.forShare])
 
     /// The column ordering a table's rows as inserted (see `Piece.insertionOrder`).
     public static let insertionOrder = CatalogSQL(pieces: [.insertionOrder])
@@ -104,6 +110,8 @@ public struct CatalogSQL: Sendable, ExpressibleByStringInterpolation {
                 }
             case .forUpdate:
                 if dialect == .postgres { text += " FOR UPDATE" }
+            case .forShare:
+                if dialect == .postgres { text += " FOR SHARE" }
             case .insertionOrder:
                 text += dialect == .postgres ? "seq" : "rowid"
             }

@@ -114,6 +114,14 @@ extension SQLCatalog {
                     """)
             }
             let details = try await Self.blobDetails(of: [object.digest], transaction)[object.digest]
+            if object.downloadTokenDigest != nil {
+                // Held until the commit ends: a revocation waits, then replaces this token too.
+                let epoch = try await transaction.value(
+                    "SELECT download_token_epoch FROM users WHERE uid = \(object.owner)" + .forShare, as: Int.self) ?? 0
+                guard epoch == object.downloadTokenEpoch else {
+                    throw SpotError(.unavailable, "the owner's download tokens were replaced while this upload ran; send it again")
+                }
+            }
             if let spotKey { try await transaction.lock([spotKey.admissionLock]) }
             if let session = object.uploadSession {
                 guard let owner = try await transaction.value("DELETE FROM upload_sessions WHERE id = \(session) RETURNING owner", as: String.self)

@@ -37,7 +37,10 @@ public protocol ObjectCatalog: Sendable {
     /// With `object.lease`, the lease must still be held (else `.unavailable`: gc may have
     /// removed the blobs) and is released. Damage marks of the object's blob and thumbnails
     /// are cleared (the blobs were just stored whole). A replaced object's download tokens
-    /// are revoked, then `object.downloadTokenDigest` is recorded. The object's metageneration is 1.
+    /// are revoked, then `object.downloadTokenDigest` is recorded, while the owner's
+    /// download-token epoch is still `object.downloadTokenEpoch` (else `.unavailable`: a
+    /// revocation replaced the owner's tokens meanwhile; the owner's row is held against
+    /// another until the commit ends). The object's metageneration is 1.
     /// Photo metadata and thumbnails are recorded per blob digest. `object.smallBlob` is
     /// stored as blob `object.digest` in the same transaction (`CatalogKeptBlobs`), unless gc
     /// is removing a blob of that digest (`.unavailable`).

@@ -171,6 +171,9 @@ public struct NewObject: Sendable, Equatable {
     public var generation: Int64
     /// A download token (its SHA-256) the commit records for the new object, or `nil`.
     public var downloadTokenDigest: Digest?
+    /// The owner's download-token epoch the token was made with (`UserCatalog`): the commit
+    /// is refused when the owner's tokens were replaced since.
+    public var downloadTokenEpoch = 0
     /// The upload session this commit completes: it must still exist, does not count against
     /// the spot's limit, and is removed in the same transaction.
     public var uploadSession: String?

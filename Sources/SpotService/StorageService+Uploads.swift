@@ -115,6 +115,7 @@ extension StorageService {
             }
             let token = epoch.flatMap { uploadDownloadToken(of: new.path, generation: new.generation, epoch: $0) }
             new.downloadTokenDigest = token.map(Tokens.digest(of:))
+            new.downloadTokenEpoch = epoch ?? 0
             let object: StoredObject
             do {
                 object = try await catalog.commit(new, admission: authorized.admission)
@@ -122,12 +123,8 @@ extension StorageService {
                 if let lease = new.lease { try? await catalog.releaseLease(lease) }
                 throw error
             }
-            // The commit stored the token's digest with the object. A revocation of the owner's
-            // download tokens that committed since the epoch was read ended it (or will not see
-            // it): then the answer shows none, as a reader would; nor when the epoch cannot be
-            // read again, since the object is stored and its answer must not fail.
-            let stillLive = if let epoch { (try? await downloadTokenEpoch(of: new.owner)) == epoch } else { false }
-            return UploadedObject(object: object, downloadToken: stillLive ? token : nil)
+            // The commit stored the token with the object under the epoch it was made with.
+            return UploadedObject(object: object, downloadToken: token)
         } catch {
             try? FileManager.default.removeItem(atPath: staged.path)
             throw error

@@ -35,6 +35,30 @@ import Testing
         }
     }
 
+    /// A commit stores its download token only under the owner's epoch the token was made
+    /// with: once a revocation replaced the owner's tokens, it is refused and stores nothing.
+    @Test(arguments: CatalogBackend.allCases)
+    func aCommitWhoseTokenARevocationOvertookIsRefused(_ backend: CatalogBackend) async throws {
+        try await backend.withCatalog { catalog in
+            _ = try await catalog.addUser("alice", tokenDigest: digest(90))
+            var first = try upload("eiffel/1.jpg")
+            first.downloadTokenDigest = digest(200)
+            let stored = try await catalog.commit(first, admission: SpotAdmission())
+            #expect(try await catalog.object(at: stored.path, downloadTokenDigest: digest(200)) == stored, "epoch 0, still current")
+
+            #expect(try await catalog.replaceDownloadTokens(ownedBy: "alice") { _, _, epoch in digest(300 + epoch) } == 1)
+            var late = try upload("eiffel/2.jpg", seed: 2)
+            late.downloadTokenDigest = digest(201)
+            let refusal = await #expect(throws: SpotError.self) { try await catalog.commit(late, admission: SpotAdmission()) }
+            #expect(refusal?.kind == .unavailable)
+            #expect(try await catalog.object(at: late.path) == nil, "nothing stored")
+
+            late.downloadTokenEpoch = 1
+            let again = try await catalog.commit(late, admission: SpotAdmission())
+            #expect(try await catalog.object(at: again.path, downloadTokenDigest: digest(201)) == again, "made with the new epoch")
+        }
+    }
+
     @Test(arguments: CatalogBackend.allCases)
     func aDownloadTokenNeverOutlivesItsObject(_ backend: CatalogBackend) async throws {
         try await backend.withCatalog { catalog in
