@@ -6,11 +6,7 @@ extension SQLCatalog {
     public func lease(_ digests: [Digest], at now: Date, for duration: TimeInterval) async throws -> LeaseID? {
         let hexes = Array(Set(digests.map(\.hex))).sorted()
         return try await write { transaction in
-            try await transaction.lock(hexes)
-            let claimed = try await transaction.row("""
-                SELECT 1 FROM blob_removals WHERE claimed_at > \(now.addingTimeInterval(-claimLifetime)) AND digest \(oneOf: hexes)
-                """)
-            guard claimed == nil else { return nil }
+            guard try await !Self.lockBlobsSeeingRemoval(hexes, at: now, transaction) else { return nil }
             guard let id = try await transaction.value(
                 "INSERT INTO leases (expires_at) VALUES (\(now.addingTimeInterval(duration))) RETURNING id", as: Int64.self)
             else { throw SpotError(.internal, "the catalog recorded a lease without an id") }
@@ -18,6 +14,16 @@ extension SQLCatalog {
             if !rows.isEmpty { try await transaction.run("INSERT INTO leased_blobs (lease_id, digest) VALUES " + CatalogSQL.joined(rows, separator: ", ")) }
             return LeaseID(id)
         }
+    }
+
+    /// Takes the locks of the digests `hexes` and returns whether gc is removing one of them
+    /// (its claim younger than `claimLifetime` at `now`): what a lease, or a commit that
+    /// stores the bytes itself, must wait for.
+    static func lockBlobsSeeingRemoval(_ hexes: [String], at now: Date, _ transaction: any CatalogTransaction) async throws -> Bool {
+        try await transaction.lock(hexes)
+        return try await transaction.row("""
+            SELECT 1 FROM blob_removals WHERE claimed_at > \(now.addingTimeInterval(-claimLifetime)) AND digest \(oneOf: hexes)
+            """) != nil
     }
 
     public func releaseLease(_ id: LeaseID) async throws {

@@ -87,11 +87,9 @@ extension SQLCatalog {
             // the spot waits for: it is held for as short a time as can be.
             if let bytes = object.smallBlob {
                 // Under the bytes' lock, as a lease takes it (`lease`).
-                try await transaction.lock([digest])
-                guard try await transaction.row("""
-                    SELECT 1 FROM blob_removals WHERE claimed_at > \(now.addingTimeInterval(-claimLifetime)) AND digest = \(digest)
-                    """) == nil
-                else { throw SpotError(.unavailable, "gc is removing a blob with the bytes this upload has; send it again") }
+                guard try await !Self.lockBlobsSeeingRemoval([digest], at: now, transaction) else {
+                    throw SpotError(.unavailable, "gc is removing a blob with the bytes this upload has; send it again")
+                }
                 try await TieredBlobStore<Database>.insert(bytes, as: object.digest, transaction)
             }
             try await transaction.run("DELETE FROM damaged_blobs WHERE digest \(oneOf: [digest] + object.thumbnails.map(\.digest.hex))")

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 import SpotCore
 
 /// Blobs in two tiers: those of at most `smallBlobLimit` bytes as rows of the catalog's
@@ -32,7 +33,7 @@ public struct TieredBlobStore<Database: CatalogDatabase>: CatalogKeptBlobs {
         var info = stat()
         guard stat(path, &info) == 0 else { throw SpotError.fromErrno("cannot read \(path)") }
         guard info.st_size <= Self.smallBlobLimit else { return try await large.store(fileAt: path, as: digest) }
-        try await store(try Self.contents(of: path, size: Int(info.st_size)), as: digest)
+        try await store([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), as: digest)
         unlink(path)
     }
 
@@ -104,21 +105,5 @@ public struct TieredBlobStore<Database: CatalogDatabase>: CatalogKeptBlobs {
     private static func slice(_ bytes: [UInt8], _ offset: Int64, _ count: Int) -> ArraySlice<UInt8> {
         let start = Int(min(max(offset, 0), Int64(bytes.count)))
         return bytes[start..<(start + min(bytes.count - start, max(0, count)))]
-    }
-
-    /// The `size` bytes of the file at `path`.
-    private static func contents(of path: String, size: Int) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw SpotError.fromErrno("cannot open \(path)") }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var filled = 0
-        while filled < size {
-            let result = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + filled, size - filled, off_t(filled)) }
-            if result < 0, errno == EINTR { continue }
-            guard result > 0 else { throw result < 0 ? SpotError.fromErrno("cannot read \(path)") : SpotError(.internal, "\(path) ended early") }
-            filled += result
-        }
-        return bytes
     }
 }

@@ -26,15 +26,20 @@ import Testing
         try await withTemporaryDirectory { folder in
             let large = try FileSystemBlobStore(root: folder.path + "/blobs", temporaryDirectory: folder.path + "/tmp")
             try await backend.withCatalog { catalog in
-                let store: any BlobStore
-                if let catalog = catalog as? SQLiteCatalog {
-                    store = TieredBlobStore(database: catalog.database, large: large)
-                } else {
-                    store = TieredBlobStore(database: try #require(catalog as? PostgresCatalog).database, large: large)
-                }
-                try await body(store, catalog, large, folder.path + "/tmp")
+                try await body(Self.tiered(try Self.database(of: catalog), large: large), catalog, large, folder.path + "/tmp")
             }
         }
+    }
+
+    /// The database of `catalog`, SQLite or PostgreSQL.
+    static func database(of catalog: any Catalog) throws -> any CatalogDatabase {
+        if let catalog = catalog as? SQLiteCatalog { return catalog.database }
+        return try #require(catalog as? PostgresCatalog).database
+    }
+
+    /// The tiered store over `database`, whichever it is.
+    static func tiered(_ database: some CatalogDatabase, large: any BlobStore) -> any BlobStore {
+        TieredBlobStore(database: database, large: large)
     }
 
     @Test(arguments: CatalogBackend.allCases, BlobStoreConformance.clauses)
@@ -86,12 +91,7 @@ import Testing
             let digest = BlobWriter.digest(of: bytes)
             try await store.store(bytes, as: digest)
             let damaged = Array("bytes that ROT".utf8)
-            if let catalog = catalog as? SQLiteCatalog {
-                try await catalog.database.write { try await $0.run("UPDATE small_blobs SET bytes = \(damaged) WHERE digest = \(digest.hex)") }
-            } else {
-                let postgres = try #require(catalog as? PostgresCatalog)
-                try await postgres.database.write { try await $0.run("UPDATE small_blobs SET bytes = \(damaged) WHERE digest = \(digest.hex)") }
-            }
+            try await Self.database(of: catalog).write { try await $0.run("UPDATE small_blobs SET bytes = \(damaged) WHERE digest = \(digest.hex)") }
             #expect(try await store.read(digest) == damaged)
             try await store.store(bytes, as: digest)
             #expect(try await store.read(digest) == bytes)
