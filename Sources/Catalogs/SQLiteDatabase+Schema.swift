@@ -23,6 +23,7 @@ extension SQLiteDatabase {
         migrator.registerMigration("v13", migrate: spellColumnsAsPostgresDoesV13)
         migrator.registerMigration("v14", migrate: { db in try db.execute(sql: keepSpotStateV14) })
         migrator.registerMigration("v15", migrate: { db in try db.execute(sql: addSmallBlobsV15) })
+        migrator.registerMigration("v16", migrate: { db in try db.execute(sql: addBrowserSecretsV16) })
         return migrator
     }
 
@@ -453,5 +454,26 @@ extension SQLiteDatabase {
     /// Shipped: never change this.
     private static let addSmallBlobsV15 = """
         CREATE TABLE small_blobs (digest TEXT NOT NULL PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+        """
+
+    /// Console sessions, one-time sign-in links and spot share links (`BrowserCatalog`), each
+    /// gone with its user. PostgreSQL's v11.
+    ///
+    /// Shipped: never change this.
+    private static let addBrowserSecretsV16 = """
+        CREATE TABLE browser_sessions (
+            digest TEXT NOT NULL PRIMARY KEY, uid TEXT NOT NULL REFERENCES users (uid) ON DELETE CASCADE,
+            created_at DATETIME NOT NULL, expires_at DATETIME NOT NULL);
+        CREATE INDEX browser_sessions_on_uid ON browser_sessions (uid, expires_at);
+        CREATE TABLE sign_in_links (
+            digest TEXT NOT NULL PRIMARY KEY, uid TEXT NOT NULL REFERENCES users (uid) ON DELETE CASCADE,
+            created_at DATETIME NOT NULL, expires_at DATETIME NOT NULL);
+        CREATE INDEX sign_in_links_on_uid ON sign_in_links (uid, expires_at);
+        CREATE TABLE spot_shares (
+            digest TEXT NOT NULL PRIMARY KEY, bucket TEXT NOT NULL, spot_id TEXT NOT NULL,
+            created_by TEXT NOT NULL REFERENCES users (uid) ON DELETE CASCADE,
+            created_at DATETIME NOT NULL, expires_at DATETIME NOT NULL);
+        CREATE INDEX spot_shares_on_spot ON spot_shares (bucket, spot_id, expires_at);
+        CREATE INDEX spot_shares_on_created_by ON spot_shares (created_by);
         """
 }

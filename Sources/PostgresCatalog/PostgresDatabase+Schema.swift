@@ -5,7 +5,7 @@ import SpotCore
 extension PostgresDatabase {
     /// The schema, one migration per shipped version, applied in order; `migrations` records
     /// which ran. A shipped migration never changes: add a new one instead.
-    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5), (6, schemaV6), (7, schemaV7), (8, schemaV8), (9, schemaV9), (10, schemaV10)]
+    static let migrations: [(version: Int, statements: [String])] = [(1, schemaV1), (2, schemaV2), (3, schemaV3), (4, schemaV4), (5, schemaV5), (6, schemaV6), (7, schemaV7), (8, schemaV8), (9, schemaV9), (10, schemaV10), (11, schemaV11)]
 
     /// The advisory lock that serializes migrations of servers starting at once.
     static let migrationLock: Int64 = 0x5370_6f74_5374_6f72  // "SpotStor"
@@ -317,5 +317,32 @@ extension PostgresDatabase {
     static let schemaV10 = [
         "CREATE TABLE small_blobs (digest text COLLATE \"C\" PRIMARY KEY, bytes bytea NOT NULL)",
         "ALTER TABLE small_blobs ALTER COLUMN bytes SET STORAGE EXTERNAL",
+    ]
+
+    /// Console sessions, one-time sign-in links and spot share links (`BrowserCatalog`), each
+    /// gone with its user. The SQLite catalog's v16.
+    ///
+    /// Shipped: never change this.
+    static let schemaV11 = [
+        """
+        CREATE TABLE browser_sessions (
+            digest text COLLATE "C" PRIMARY KEY, uid text COLLATE "C" NOT NULL REFERENCES users (uid) ON DELETE CASCADE,
+            created_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)
+        """,
+        "CREATE INDEX browser_sessions_on_uid ON browser_sessions (uid, expires_at)",
+        """
+        CREATE TABLE sign_in_links (
+            digest text COLLATE "C" PRIMARY KEY, uid text COLLATE "C" NOT NULL REFERENCES users (uid) ON DELETE CASCADE,
+            created_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)
+        """,
+        "CREATE INDEX sign_in_links_on_uid ON sign_in_links (uid, expires_at)",
+        """
+        CREATE TABLE spot_shares (
+            digest text COLLATE "C" PRIMARY KEY, bucket text COLLATE "C" NOT NULL, spot_id text COLLATE "C" NOT NULL,
+            created_by text COLLATE "C" NOT NULL REFERENCES users (uid) ON DELETE CASCADE,
+            created_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)
+        """,
+        "CREATE INDEX spot_shares_on_spot ON spot_shares (bucket, spot_id, expires_at)",
+        "CREATE INDEX spot_shares_on_created_by ON spot_shares (created_by)",
     ]
 }

@@ -24,10 +24,10 @@ package struct CatalogTable: Sendable {
     }
 
     /// The tables that outlive a process, each after the tables it refers to. Leases and
-    /// removal claims belong to running processes and stay behind.
+    /// removal claims belong to running processes, and sign-in links live minutes: they stay behind.
     package static let durable = [
         "users", "tokens", "claims", "spots", "objects", "photos", "thumbnails", "download_tokens",
-        "location_free_blobs", "damaged_blobs", "settings",
+        "location_free_blobs", "damaged_blobs", "settings", "browser_sessions", "spot_shares",
     ]
 
     /// The `settings` row that names the store a migration came from, on its destination.

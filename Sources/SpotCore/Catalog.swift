@@ -2,7 +2,7 @@ import Foundation
 
 /// The metadata of the store, every port in one: what the storage service, the server and
 /// the command line hold. Each port is written once for every database (`SQLCatalog`).
-public protocol Catalog: UserCatalog, ObjectCatalog, SharingCatalog, UploadSessionCatalog, BlobLedger, IntegrityCatalog {
+public protocol Catalog: UserCatalog, ObjectCatalog, SharingCatalog, BrowserCatalog, UploadSessionCatalog, BlobLedger, IntegrityCatalog {
     /// Tells this process when any process has committed, so that what it keeps is dropped.
     var changes: any CatalogChangeFeed { get }
 

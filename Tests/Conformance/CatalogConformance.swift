@@ -63,7 +63,7 @@ public struct CatalogConformance: Sendable {
         Clause(name: "gcKeepsTheChunksOfUploadSessions") { try await $0.gcKeepsTheChunksOfUploadSessions() },
         Clause(name: "chunksInTheirSessionsFileNameNoBlob") { try await $0.chunksInTheirSessionsFileNameNoBlob() },
         Clause(name: "theReferencesOfEveryPrefixAreAllOfThemOnce") { try await $0.theReferencesOfEveryPrefixAreAllOfThemOnce() },
-    ]
+    ] + browserClauses
 
     /// A digest that differs for each `seed`.
     static func digest(_ seed: Int) -> Digest {
