@@ -148,7 +148,7 @@ public enum FuzzInput {
         }
         let digest = Digest(bytes: Array(repeating: 0xAB, count: 32))
         for line in lines {
-            _ = ObjectRoutes.matches(line, etag: digest)
+            _ = ObjectAnswers.matches(line, etag: digest)
             _ = RequestLog.sanitizedID(line)
         }
         _ = Int64(value)  // Content-Length

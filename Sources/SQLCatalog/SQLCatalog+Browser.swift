@@ -56,11 +56,13 @@ extension SQLCatalog {
     /// One `DELETE … RETURNING`: of two uses at once, only one deletes the row.
     public func useSignInLink(_ digest: Digest, at now: Date) async throws -> String? {
         try await write { transaction in
-            guard let row = try await transaction.row("DELETE FROM sign_in_links WHERE digest = \(digest.hex) RETURNING digest, uid, expires_at"),
+            guard let row = try await transaction.row("DELETE FROM sign_in_links WHERE digest = \(digest.hex) RETURNING digest, uid, expires_at, created_at"),
                   let stored = Digest(hex: try row(0)), stored.equalsInConstantTime(digest),
                   try (row(2) as Date) > now
             else { return nil }
-            return try row(1) as String
+            let uid: String = try row(1), createdAt: Date = try row(3)
+            let standing = try await transaction.row("SELECT 1 FROM users WHERE uid = \(uid) AND (revoked_at IS NULL OR revoked_at < \(createdAt))")
+            return standing == nil ? nil : uid
         }
     }
 

@@ -22,7 +22,8 @@ public protocol BrowserCatalog: Sendable {
     func addSignInLink(_ digest: Digest, for uid: String, createdAt: Date, expiresAt: Date) async throws -> Bool
 
     /// Uses up the sign-in link whose secret has `digest`: it is removed, and its uid is
-    /// returned when it was live at `now`. `nil` for a link used before, expired or unknown.
+    /// returned when it was live at `now` and made after the user's tokens were last revoked.
+    /// `nil` for a link used before, expired, revoked or unknown.
     /// Of two uses at once, one gets the uid.
     func useSignInLink(_ digest: Digest, at now: Date) async throws -> String?
 

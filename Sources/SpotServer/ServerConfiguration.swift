@@ -25,13 +25,20 @@ public struct ServerConfiguration: Sendable {
     /// Answer only requests whose `Host` is a loopback name (see `LoopbackHostMiddleware`):
     /// set when the server accepts what only this machine may send (`--auth-emulator`).
     public var loopbackHostsOnly: Bool
+    /// The map tiles the console's maps show, a URL template with `{z}`, `{x}` and `{y}`
+    /// (the browser fetches them); empty for maps without tiles.
+    public var mapTiles: String
+
+    /// OpenStreetMap's own tile server.
+    public static let openStreetMapTiles = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, corsOrigins: [String] = [], maxFailedAuthentications: Int = 20,
         uploadDrainTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60),
         minimumBodyRate: MinimumTransferRate = .init(), maxUploadsPerClient: Int = 16, addressing: ClientAddressing = .init(),
-        backends: BackendNames = .init(), loopbackHostsOnly: Bool = false
+        backends: BackendNames = .init(), loopbackHostsOnly: Bool = false, mapTiles: String = openStreetMapTiles
     ) {
+        self.mapTiles = mapTiles
         self.loopbackHostsOnly = loopbackHostsOnly
         self.minimumBodyRate = minimumBodyRate
         self.maxUploadsPerClient = maxUploadsPerClient

@@ -82,6 +82,9 @@ extension SpotStoreCommand {
         @Flag(help: "Make no download token on upload: metadata then has no downloadTokens and Firebase's getDownloadURL() fails (rules can also say `limit downloadTokens: false;`).")
         var noDownloadTokens = false
 
+        @Option(help: ArgumentHelp("The tiles of the console's maps, a URL template with {z}, {x} and {y} (fetched by the browser; '' for maps without tiles).", valueName: "url"))
+        var mapTiles: String = ServerConfiguration.openStreetMapTiles
+
         @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
         var logLevel: String = "info"
 
@@ -102,6 +105,9 @@ extension SpotStoreCommand {
             guard try parseDuration(decodeTimeLimit) > 0 else { throw ValidationError("--decode-time-limit must be more than 0") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
             try authOptions.validate(host: host, exposed: !trustedProxies.isEmpty || publicURL != nil)
+            if !mapTiles.isEmpty, !(mapTiles.hasPrefix("https://") || mapTiles.hasPrefix("http://")) || !["{z}", "{x}", "{y}"].allSatisfy(mapTiles.contains) {
+                throw ValidationError("--map-tiles must be an http(s) URL template with {z}, {x} and {y}, like \(ServerConfiguration.openStreetMapTiles), or ''")
+            }
         }
 
         func run() async throws {
@@ -125,7 +131,7 @@ extension SpotStoreCommand {
                 minimumBodyRate: MinimumTransferRate(bytes: minUploadRate, window: try Self.duration(minUploadRateWindow)),
                 maxUploadsPerClient: maxUploadsPerClient,
                 addressing: ClientAddressing(publicURL: publicURL, trustedProxies: Set(trustedProxies)), backends: layout.backendNames,
-                loopbackHostsOnly: authOptions.authEmulator)
+                loopbackHostsOnly: authOptions.authEmulator, mapTiles: mapTiles)
             // The backends' metrics (swift-metrics) land in the registry /metrics renders.
             let metrics = Metrics()
             MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))

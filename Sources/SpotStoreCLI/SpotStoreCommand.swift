@@ -13,7 +13,7 @@ struct SpotStoreCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Serve.self, Users.self, Rules.self, Upload.self, IngestCommand.self, Get.self, List.self, Remove.self, SignedURL.self, DownloadTokens.self,
-            Spots.self, Geocode.self, Thumbnail.self, Fsck.self, GC.self, Restore.self, Stats.self, Migrate.self,
+            Spots.self, Share.self, Geocode.self, Thumbnail.self, Fsck.self, GC.self, Restore.self, Stats.self, Migrate.self,
         ]
     )
 }

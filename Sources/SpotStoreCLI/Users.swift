@@ -6,7 +6,7 @@ extension SpotStoreCommand {
     struct Users: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Manage users and their API tokens (on the local store).",
-            subcommands: [Add.self, ListUsers.self, Claims.self, Token.self, Revoke.self, Admin.self, Delete.self])
+            subcommands: [Add.self, ListUsers.self, Claims.self, Token.self, LoginLink.self, Revoke.self, Admin.self, Delete.self])
     }
 }
 
@@ -102,6 +102,38 @@ extension SpotStoreCommand.Users {
             let token = try await storeOptions.layout.withService { try await $0.issueToken(for: uid) }
             print("new token for \(uid) (shown once):")
             print(token)
+        }
+    }
+
+    struct LoginLink: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "login-link",
+            abstract: "Print a one-time link that signs a user in to the web console (printed as the last line).",
+            discussion: """
+                The link works once, within 15 minutes, on every server of the store; opening it starts a console \
+                session of the user (7 days, ended by signing out or by `users revoke`). Its secret is in the URL's \
+                fragment, which browsers send to no server.
+                """)
+
+        @OptionGroup var storeOptions: StoreOptions
+
+        @Argument(help: "The user's id.")
+        var uid: String
+
+        @Option(help: ArgumentHelp("The URL the console is reached at (the server's --public-url).", valueName: "url"))
+        var url = "http://127.0.0.1:8080"
+
+        func validate() throws {
+            guard URL(string: url)?.host != nil, url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw ValidationError("--url must be an http:// or https:// URL with a host, like https://photos.example.com")
+            }
+        }
+
+        func run() async throws {
+            let (secret, expiresAt) = try await storeOptions.layout.withService { try await $0.makeSignInLink(for: uid) }
+            let base = url.hasSuffix("/") ? String(url.dropLast()) : url
+            print("sign-in link for \(uid), usable once until \(expiresAt.formatted(.iso8601)):")
+            print("\(base)/console/#link=\(secret)")
         }
     }
 

@@ -41,7 +41,7 @@ extension CatalogConformance {
     }
 
     /// Of eight uses of one link at once through two connections, exactly one gets its uid;
-    /// an expired link gives none and is gone.
+    /// an expired link, or one made before its user's revocation, gives none.
     func aSignInLinkIsUsedOnceAcrossConnections() async throws {
         let (first, second) = try await makeCatalogs()
         _ = try await first.addUser("alice", tokenDigest: Self.digest(1))
@@ -59,6 +59,10 @@ extension CatalogConformance {
         #expect(try await first.addSignInLink(Self.digest(3), for: "alice", createdAt: now, expiresAt: now + 300))
         #expect(try await second.useSignInLink(Self.digest(3), at: now + 300) == nil, "expired")
         #expect(try await first.useSignInLink(Self.digest(3), at: now + 1) == nil, "an expired link is gone once tried")
+
+        #expect(try await first.addSignInLink(Self.digest(4), for: "alice", createdAt: now, expiresAt: now + 300))
+        #expect(try await second.revokeTokens(of: "alice"))
+        #expect(try await first.useSignInLink(Self.digest(4), at: now + 1) == nil, "made before its user's revocation")
     }
 
     /// Sessions, links and share links of a uid that is no user are refused; a user's are

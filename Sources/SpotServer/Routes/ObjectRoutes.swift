@@ -116,19 +116,8 @@ package struct ObjectRoutes: UploadRoutes {
                 throw SpotError(.badRequest, "unknown thumbnail format=\(format ?? ""); use format=webp, or no format for JPEG (PNG for images with alpha)")
             }
             let thumbnail = try await service.thumbnail(of: path, size: size, webP: format == "webp", for: user)
-            guard let bytes = try await service.blobs.read(thumbnail.digest) else {
-                throw SpotError(.internal, "thumbnail blob \(thumbnail.digest) of \(path) is missing; run `spotstore fsck`")
-            }
-            var headers = HTTPFields()
-            headers[.contentType] = thumbnail.contentType
-            headers[.eTag] = "\"\(thumbnail.digest.hex)\""
-            headers[.cacheControl] = "private, max-age=31536000, immutable"
-            if Self.matches(request.headers[.ifNoneMatch], etag: thumbnail.digest) {
-                return Response(status: .notModified, headers: headers)
-            }
-            headers[.contentLength] = String(bytes.count)
-            guard request.method == .get else { return Response(status: .ok, headers: headers) }
-            let body = ByteBuffer(bytes: bytes)
+            let (headers, answer) = try await thumbnailAnswer(thumbnail, of: path, request: request, cacheControl: "private, max-age=31536000, immutable")
+            guard let body = answer.body else { return Response(status: answer.status, headers: headers) }
             if let kept, let authorization = request.headers[.authorization], let target = request.head.path {
                 kept.keep(
                     .init(headers: headers, body: body, route: context.endpointPath ?? "unmatched", validUntil: user?.idToken?.expiresAt),
@@ -247,76 +236,6 @@ package struct ObjectRoutes: UploadRoutes {
         } catch let refusal as SpotError where refusal.kind == .forbidden {
             guard let user = try? await service.authenticate(token: token) else { throw refusal }
             return try await service.download(at: path, for: user)
-        }
-    }
-
-    /// The bytes of the object at `path`, honouring `If-None-Match` (304), one `Range` (206,
-    /// or 416 when unsatisfiable) unless `If-Range` names other content, and `HEAD` (headers
-    /// only); sandboxed, and an attachment when its type is active (`UserContentHeaders`).
-    private func media(_ object: Download, at path: ObjectPath, request: Request) async throws -> Response {
-        var headers = HTTPFields()
-        headers[.eTag] = "\"\(object.digest.hex)\""
-        headers[.acceptRanges] = "bytes"
-        if Self.matches(request.headers[.ifNoneMatch], etag: object.digest) {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentType] = object.contentType
-        headers[.cacheControl] = object.settings.cacheControl
-        headers[.contentDisposition] = UserContentHeaders.disposition(
-            for: object.contentType, asked: object.settings.contentDisposition, fileName: path.fileName)
-        headers[.contentSecurityPolicy] = UserContentHeaders.contentSecurityPolicy
-        headers[.contentEncoding] = object.settings.contentEncoding
-        headers[.contentLanguage] = object.settings.contentLanguage
-        let status: HTTPResponse.Status
-        let range: Range<Int64>
-        let asked = Self.matchesIfRange(request.headers[.ifRange], etag: object.digest) ? request.headers[.range] : nil
-        switch ByteRange(header: asked, size: object.size) {
-        case .whole:
-            (status, range) = (.ok, 0..<object.size)
-        case .part(let part):
-            (status, range) = (.partialContent, part)
-            headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(object.size)"
-        case .unsatisfiable:
-            headers[.contentRange] = "bytes */\(object.size)"
-            return Response(status: .rangeNotSatisfiable, headers: headers)
-        }
-        headers[.contentLength] = String(range.count)
-        guard request.method != .head else { return Response(status: status, headers: headers) }
-        // The first chunk is read before the head goes out: a blob lost since the catalog
-        // named it answers 500 with the reason, not a 200 cut off after its headers.
-        var chunks = service.contents(of: object.digest, range: range).makeAsyncIterator()
-        let first = try await chunks.next()
-        return Response(status: status, headers: headers, body: ResponseBody(contentLength: range.count) { [chunks] writer in
-            // Chunks go out in batches of about 512 KiB: each write is a hop to the
-            // connection's event loop, and a remote blob arrives in chunks of 64 KiB or less.
-            var rest = chunks
-            var batch = first.map { [$0] } ?? []
-            while let chunk = try await rest.next() {
-                batch.append(chunk)
-                if batch.reduce(0, { $0 + $1.readableBytes }) >= 512 << 10 {
-                    try await writer.write(contentsOf: batch)
-                    batch.removeAll(keepingCapacity: true)
-                }
-            }
-            try await writer.write(contentsOf: batch)
-            try await writer.finish(nil)
-        })
-    }
-
-    /// Whether a `Range` may be served under `If-Range` (RFC 9110 §13.1.5): with no
-    /// `If-Range`, or one naming this content's strong ETag. A date or another tag means the
-    /// client's copy may differ: it gets the whole content.
-    static func matchesIfRange(_ ifRange: String?, etag digest: Digest) -> Bool {
-        guard let ifRange else { return true }
-        return ifRange.trimmingCharacters(in: .whitespaces) == "\"\(digest.hex)\""
-    }
-
-    /// Whether an `If-None-Match` header names this content's ETag (or is `*`).
-    package static func matches(_ ifNoneMatch: String?, etag digest: Digest) -> Bool {
-        guard let ifNoneMatch else { return false }
-        return ifNoneMatch.split(separator: ",").contains { tag in
-            let trimmed = tag.trimmingCharacters(in: .whitespaces)
-            return trimmed == "*" || trimmed == "\"\(digest.hex)\"" || trimmed == "W/\"\(digest.hex)\""
         }
     }
 

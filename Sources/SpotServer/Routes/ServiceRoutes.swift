@@ -13,11 +13,16 @@ protocol ServiceRoutes: Sendable {
 }
 
 extension ServiceRoutes {
-    /// The user of the bearer token, `nil` without an Authorization header (the rules
-    /// decide what anonymous requests may do); `.unauthenticated` for a token that is not
-    /// valid, `.rateLimited` after too many failures from the client's address.
+    /// The user of the bearer token, or, without an Authorization header, of the console
+    /// session cookie (`ConsoleSession`); `nil` without either (the rules decide what
+    /// anonymous requests may do). `.unauthenticated` for a token that is not valid or a
+    /// session that ended, `.rateLimited` after too many failed tokens from the client's
+    /// address, `.forbidden` for a cookie on a change without the console's header.
     func authenticate(_ request: Request, _ context: SpotRequestContext) async throws -> User? {
-        try await withFailuresCounted(request, context) {
+        if request.headers[.authorization] == nil, let secret = try ConsoleSession.secret(of: request) {
+            return try await service.user(session: secret)
+        }
+        return try await withFailuresCounted(request, context) {
             try await service.authenticate(token: try bearerToken(request))
         }
     }
@@ -39,7 +44,7 @@ extension ServiceRoutes {
 
     /// The token of an `Authorization: Bearer <token>` header, or of `Firebase <token>` as
     /// Firebase's SDKs send it.
-    private func bearerToken(_ request: Request) throws(SpotError) -> String? {
+    func bearerToken(_ request: Request) throws(SpotError) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
         // The scheme is case-insensitive; compared by bytes, without lowercasing the token.
         func hasScheme(_ scheme: String) -> Bool {

@@ -62,6 +62,35 @@ struct SpotRoutes: ServiceRoutes {
         return try json(SpotResource(spot, baseURL: baseURL(request, context)))
     }
 
+    /// `POST /v0/b/{bucket}/spots/{spotId}/shares` with `{"expiresIn": seconds}` (optional,
+    /// 7 days by default): a new share link of the spot, for its owner or an admin; its
+    /// `url` (the spot's page with the link's secret) is shown only now.
+    @Sendable func share(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
+        let body = try await decodeBody(NewSpotShareBody.self, of: request, upTo: 4096, example: #"{"expiresIn": 604800}"#)
+        let bucket = try bucket(context)
+        let (secret, share) = try await service.shareSpot(
+            bucket: bucket, id: try spotID(context), lifetime: body.expiresIn ?? StorageService.defaultShareLifetime, by: user)
+        let url = SpotShareResource.pageURL(bucket: bucket, spotId: share.spotId, secret: secret, baseURL: baseURL(request, context))
+        return try json(SpotShareResource(share, url: url))
+    }
+
+    /// `GET /v0/b/{bucket}/spots/{spotId}/shares`: the spot's live share links (without
+    /// their secrets), for its owner or an admin.
+    @Sendable func shares(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
+        let shares = try await service.spotShares(bucket: try bucket(context), id: try spotID(context), by: user)
+        return try json(SpotSharesResource(shares: shares.map { SpotShareResource($0) }))
+    }
+
+    /// `DELETE /v0/b/{bucket}/spots/{spotId}/shares/{id}`: revokes a share link; 204.
+    @Sendable func revokeShare(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let user = try await authenticate(request, context)
+        try await service.revokeSpotShare(
+            try decodedParameter("share", as: "share link id", context), bucket: try bucket(context), id: try spotID(context), by: user)
+        return Response(status: .noContent)
+    }
+
     private func spotID(_ context: SpotRequestContext) throws -> String {
         try decodedParameter("spot", as: "spot id", context)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import SpotCore
 
@@ -48,4 +49,11 @@ enum UserContentHeaders {
     private static func isTokenCharacter(_ character: Character) -> Bool {
         character.isASCII && (character.isLetter || character.isNumber || "!#$%&'*+-.^_`|~".contains(character))
     }
+}
+
+extension HTTPField.Name {
+    /// Whether a page may be framed (`DENY`), for browsers without CSP's `frame-ancestors`.
+    static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+    /// What a page's links and loads tell others of its address.
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
 }

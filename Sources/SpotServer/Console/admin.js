@@ -1,0 +1,82 @@
+// Administration, for users with the admin role: users (paged; create with the token shown
+// once, revoke, delete) and the health of every backend.
+import { call, encode } from './api.js';
+import { h, show, when, field } from './dom.js';
+import { say } from './app.js';
+
+const pageSize = 50;
+
+/** The users table, one page at a time, with the actions on each. */
+async function usersSection() {
+  const body = h('tbody');
+  const more = h('button', { type: 'button', hidden: true }, 'More users');
+  let pageToken;
+  const load = async () => {
+    const query = new URLSearchParams({ maxResults: String(pageSize) });
+    if (pageToken) query.set('pageToken', pageToken);
+    const page = await call(`/v0/admin/users?${query}`);
+    for (const user of page.users) {
+      const actions = h('td', {},
+        h('button', {
+          type: 'button',
+          onclick: async () => {
+            if (!confirm(`Revoke every token and session of ${user.uid}?`)) return;
+            await call(`/v0/admin/users/${encode(user.uid)}/tokens`, { method: 'DELETE' }).then(() => say(`${user.uid} revoked.`), (error) => say(error.message));
+          },
+        }, 'Revoke'), ' ',
+        h('button', {
+          type: 'button', class: 'danger',
+          onclick: async (event) => {
+            if (!confirm(`Delete user ${user.uid}? Their objects stay.`)) return;
+            await call(`/v0/admin/users/${encode(user.uid)}`, { method: 'DELETE' }).then(() => {
+              event.target.closest('tr').remove();
+              say(`${user.uid} deleted.`);
+            }, (error) => say(error.message));
+          },
+        }, 'Delete'));
+      body.append(h('tr', {}, h('td', {}, user.uid), h('td', {}, user.admin ? 'admin' : ''),
+        h('td', {}, Object.entries(user.claims).map(([key, value]) => `${key}=${value}`).join(', ')),
+        h('td', {}, String(user.tokenCount)), h('td', {}, when(user.createdAt)), actions));
+    }
+    pageToken = page.nextPageToken;
+    more.hidden = !pageToken;
+  };
+  more.addEventListener('click', load);
+  await load();
+  const uid = h('input', { required: true, autocomplete: 'off' });
+  const claims = h('input', { placeholder: 'team=blue, role=editor' });
+  const created = h('output', { class: 'link' });
+  const create = h('form', {
+    class: 'inline',
+    onsubmit: async (event) => {
+      event.preventDefault();
+      const pairs = claims.value.split(',').map((pair) => pair.trim()).filter(Boolean).map((pair) => pair.split('='));
+      try {
+        const made = await call('/v0/admin/users', { method: 'POST', json: { uid: uid.value.trim(), claims: Object.fromEntries(pairs) } });
+        show(created, `Token of ${made.user?.uid ?? uid.value} (shown only now): `, h('code', {}, made.token));
+        say(`User ${uid.value} created.`);
+      } catch (error) {
+        say(`User not created: ${error.message}`);
+      }
+    },
+  }, field('New user id', uid), field('Claims', claims), h('button', { type: 'submit' }, 'Create user'));
+  return h('section', { class: 'card' }, h('h2', {}, 'Users'), create, created,
+    h('table', { class: 'list' }, h('caption', { class: 'visually-hidden' }, 'Users'),
+      h('thead', {}, h('tr', {}, ['User', 'Role', 'Claims', 'Tokens', 'Created', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))), body),
+    more);
+}
+
+/** Each backend and how its check went. */
+async function healthSection() {
+  const health = await fetch('/healthz?deep=1').then((response) => response.json()).catch((error) => ({ error: error.message }));
+  const backends = Object.entries(health).filter(([, value]) => value && typeof value === 'object' && 'kind' in value);
+  return h('section', { class: 'card' }, h('h2', {}, 'Health'),
+    h('p', {}, `Status: ${health.status ?? 'unknown'}`),
+    h('ul', {}, backends.map(([role, backend]) => h('li', {}, `${role}: ${backend.kind}, ${backend.status ?? 'not checked'}${backend.message ? ` (${backend.message})` : ''}`))));
+}
+
+/** The administration page. */
+export async function adminView(main) {
+  const [users, health] = await Promise.all([usersSection(), healthSection()]);
+  show(main, h('h1', {}, 'Administration'), users, health);
+}
