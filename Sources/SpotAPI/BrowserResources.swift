@@ -10,13 +10,14 @@ public struct SignInLinkBody: Codable, Sendable {
     }
 }
 
-/// The signed-in console user: `{user, expiresAt}` (`expiresAt` once a session began).
+/// The signed-in console user: `{user, expiresAt}` (`expiresAt` once a session began;
+/// without `user` for someone not signed in).
 public struct SessionResource: Codable, Sendable {
-    public let user: UserResource
+    public let user: UserResource?
     public let expiresAt: Date?
 
-    public init(user: User, expiresAt: Date?) {
-        self.user = UserResource(user)
+    public init(user: User?, expiresAt: Date?) {
+        self.user = user.map(UserResource.init)
         self.expiresAt = expiresAt
     }
 }

@@ -58,6 +58,10 @@ extension HTTPTests {
         let store = try TestStore()
         let (_, token) = try await store.user("alice")
         try await app(store).test(.router) { client in
+            try await client.execute(uri: "/v0/session", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == "{}", "nobody signed in")
+            }
             // Without the console's header, no session starts.
             try await client.execute(uri: "/v0/session", method: .post, headers: auth(token)) { response in
                 #expect(response.status == .forbidden)

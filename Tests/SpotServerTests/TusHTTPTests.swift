@@ -98,16 +98,7 @@ import TestSupport
     // MARK: a real tus client
 
     /// Whether `python3` can import tuspy's module.
-    static let tuspyInstalled: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import tusclient.client"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
+    static let tuspyInstalled = PythonScripts.canImport("tusclient.client")
 
     /// tuspy as an app would drive it. `start ENDPOINT TOKEN FILE NAME CHUNK COUNT` creates an
     /// upload and sends COUNT chunks, then ends (the app went away); `resume URL TOKEN FILE
@@ -133,33 +124,14 @@ import TestSupport
             print(json.dumps({"resumedAt": resumed_at, "offset": uploader.offset}))
         """
 
-    /// Runs the tuspy script with `arguments` to its end (off the cooperative pool) and
-    /// returns the JSON it printed.
+    /// Runs the tuspy script with `arguments` to its end and returns the JSON it printed.
     static func tuspy(_ arguments: [String], in directory: String) async throws -> [String: Any] {
         let script = "\(directory)/tus_client.py"
         if !FileManager.default.fileExists(atPath: script) { try tuspyScript.write(toFile: script, atomically: true, encoding: .utf8) }
-        let outputPath = "\(directory)/tuspy-\(UUID().uuidString).out"
-        let errorPath = outputPath + ".err"
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script] + arguments
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        let output = try String(contentsOfFile: outputPath, encoding: .utf8)
-        let errors = try String(contentsOfFile: errorPath, encoding: .utf8)
-        try #require(status == 0, "tuspy \(arguments.first ?? "") exited with \(status): \(errors.suffix(2000))")
-        let line = try #require(output.split(separator: "\n").last, "tuspy printed nothing; stderr: \(errors.suffix(2000))")
-        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        let (status, line, errors) = try await PythonScripts.run(script, arguments, in: directory)
+        try #require(status == 0, "tuspy \(arguments.first ?? "") exited with \(status): \(errors)")
+        let output = try #require(line, "tuspy printed nothing; stderr: \(errors)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
     }
 
     /// tuspy (checksums on, sha1) sends 2 of 4 chunks to one instance and stops; a second

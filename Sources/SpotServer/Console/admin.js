@@ -10,34 +10,36 @@ const pageSize = 50;
 async function usersSection() {
   const body = h('tbody');
   const more = h('button', { type: 'button', hidden: true }, 'More users');
+  /** Adds `user` as a row with its actions. */
+  const append = (user) => {
+    const actions = h('td', {},
+      h('button', {
+        type: 'button',
+        onclick: async () => {
+          if (!confirm(`Revoke every token and session of ${user.uid}?`)) return;
+          await call(`/v0/admin/users/${encode(user.uid)}/tokens`, { method: 'DELETE' }).then(() => say(`${user.uid} revoked.`), (error) => say(error.message));
+        },
+      }, 'Revoke'), ' ',
+      h('button', {
+        type: 'button', class: 'danger',
+        onclick: async (event) => {
+          if (!confirm(`Delete user ${user.uid}? Their objects stay.`)) return;
+          await call(`/v0/admin/users/${encode(user.uid)}`, { method: 'DELETE' }).then(() => {
+            event.target.closest('tr').remove();
+            say(`${user.uid} deleted.`);
+          }, (error) => say(error.message));
+        },
+      }, 'Delete'));
+    body.append(h('tr', {}, h('td', {}, user.uid), h('td', {}, user.admin ? 'admin' : ''),
+      h('td', {}, Object.entries(user.claims).map(([key, value]) => `${key}=${value}`).join(', ')),
+      h('td', {}, String(user.tokenCount)), h('td', {}, when(user.createdAt)), actions));
+  };
   let pageToken;
   const load = async () => {
     const query = new URLSearchParams({ maxResults: String(pageSize) });
     if (pageToken) query.set('pageToken', pageToken);
     const page = await call(`/v0/admin/users?${query}`);
-    for (const user of page.users) {
-      const actions = h('td', {},
-        h('button', {
-          type: 'button',
-          onclick: async () => {
-            if (!confirm(`Revoke every token and session of ${user.uid}?`)) return;
-            await call(`/v0/admin/users/${encode(user.uid)}/tokens`, { method: 'DELETE' }).then(() => say(`${user.uid} revoked.`), (error) => say(error.message));
-          },
-        }, 'Revoke'), ' ',
-        h('button', {
-          type: 'button', class: 'danger',
-          onclick: async (event) => {
-            if (!confirm(`Delete user ${user.uid}? Their objects stay.`)) return;
-            await call(`/v0/admin/users/${encode(user.uid)}`, { method: 'DELETE' }).then(() => {
-              event.target.closest('tr').remove();
-              say(`${user.uid} deleted.`);
-            }, (error) => say(error.message));
-          },
-        }, 'Delete'));
-      body.append(h('tr', {}, h('td', {}, user.uid), h('td', {}, user.admin ? 'admin' : ''),
-        h('td', {}, Object.entries(user.claims).map(([key, value]) => `${key}=${value}`).join(', ')),
-        h('td', {}, String(user.tokenCount)), h('td', {}, when(user.createdAt)), actions));
-    }
+    page.users.forEach(append);
     pageToken = page.nextPageToken;
     more.hidden = !pageToken;
   };
@@ -53,7 +55,8 @@ async function usersSection() {
       const pairs = claims.value.split(',').map((pair) => pair.trim()).filter(Boolean).map((pair) => pair.split('='));
       try {
         const made = await call('/v0/admin/users', { method: 'POST', json: { uid: uid.value.trim(), claims: Object.fromEntries(pairs) } });
-        show(created, `Token of ${made.user?.uid ?? uid.value} (shown only now): `, h('code', {}, made.token));
+        show(created, `Token of ${made.user.uid} (shown only now): `, h('code', {}, made.token));
+        append(made.user);
         say(`User ${uid.value} created.`);
       } catch (error) {
         say(`User not created: ${error.message}`);

@@ -21,7 +21,7 @@ export const currentUser = () => session?.user ?? null;
 
 /** Shows the sign-in form. */
 function signInView() {
-  const token = h('input', { type: 'password', name: 'token', autocomplete: 'off', required: true, 'aria-describedby': 'token-help' });
+  const token = h('input', { type: 'password', name: 'token', autocomplete: 'current-password', required: true, 'aria-describedby': 'token-help' });
   const form = h('form', {
     class: 'card narrow',
     onsubmit: async (event) => {
@@ -116,10 +116,10 @@ async function start() {
   }
   try {
     session = await call('/v0/session');
-    signedIn();
   } catch {
-    signInView();
+    session = null;
   }
+  if (session?.user) signedIn(); else signInView();
 }
 
 start();

@@ -10,7 +10,7 @@ export function h(tag, attributes = {}, ...children) {
     else if (value === true) element.setAttribute(key, '');
     else element.setAttribute(key, String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     element.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -19,7 +19,7 @@ export function h(tag, attributes = {}, ...children) {
 
 /** Replaces the content of `element` with `children`. */
 export function show(element, ...children) {
-  element.replaceChildren(...children.flat().filter((child) => child !== undefined && child !== null && child !== false));
+  element.replaceChildren(...children.flat(Infinity).filter((child) => child !== undefined && child !== null && child !== false));
 }
 
 /** A size in bytes as people read it. */

@@ -151,6 +151,14 @@ export async function browseView(main, bucket, prefix) {
   const goBucket = h('form', { class: 'inline', onsubmit: (event) => { event.preventDefault(); location.hash = folderHref(bucketField.value.trim(), ''); } },
     field('Bucket', bucketField), h('button', { type: 'submit' }, 'Open'));
   let pageToken;
+  /** Lists the folder again from its first page (after uploads), keeping the upload panel. */
+  const reload = async () => {
+    pageToken = undefined;
+    show(folders);
+    show(grid);
+    show(body);
+    await load();
+  };
   const load = async () => {
     const query = new URLSearchParams({ prefix, delimiter: '/', maxResults: String(pageSize) });
     if (pageToken) query.set('pageToken', pageToken);
@@ -172,7 +180,7 @@ export async function browseView(main, bucket, prefix) {
     h('h1', {}, 'Files'), goBucket, breadcrumb(bucket, prefix), mine,
     h('div', { class: 'toolbar' }, switcher, remove),
     folders, layout === 'grid' ? grid : table, more,
-    uploadPanel(bucket, prefix, () => browseView(main, bucket, prefix)));
+    uploadPanel(bucket, prefix, reload));
 }
 
 /** The details of an object: preview, photo facts, map, metadata, links, deletion. */

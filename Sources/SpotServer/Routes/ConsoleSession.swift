@@ -64,12 +64,10 @@ struct SessionRoutes: ServiceRoutes {
         return response
     }
 
-    /// `GET /v0/session`: the user of the session cookie (or token), 401 without one.
+    /// `GET /v0/session`: the user of the session cookie (or token); `{}` (no user) without
+    /// either, 401 for a session that ended.
     @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
-        guard let user = try await authenticate(request, context) else {
-            throw SpotError(.unauthenticated, "not signed in to the console")
-        }
-        return try json(SessionResource(user: user, expiresAt: nil))
+        try json(SessionResource(user: try await authenticate(request, context), expiresAt: nil))
     }
 
     /// `DELETE /v0/session` with `X-SpotStore-Console: 1`: ends the cookie's session on every
