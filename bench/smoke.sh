@@ -17,7 +17,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 die() { printf 'smoke.sh: %s\n' "$*" >&2; exit 2; }
 
-BENCHES=(thumbnails webp ingest resumable upload-memory small-writes scale scale-postgres decode-bombs geocode load cluster)
+BENCHES=(thumbnails webp ingest resumable upload-memory small-writes scale scale-postgres decode-bombs geocode load cluster console)
 # run NAME: the bench's script; scale-postgres is scale.sh with its catalog in PostgreSQL
 run() { case $1 in scale-postgres) CATALOG=postgres PORT=18184 "$HERE/scale.sh" ;; *) "$HERE/$1.sh" ;; esac; }
 # figures NAME: the extended regular expressions that NAME's output must match, one a line
@@ -33,6 +33,7 @@ figures() {
     decode-bombs) printf '%s\n' "^alice's photo on an idle server: median [0-9]+ ms" '^  png16.png +[0-9]+ +[0-9.]+s +[0-9]+MB' ;;
     geocode) printf '%s\n' '^\| spotstore \| [0-9]+ \| [0-9,]+ \|' 'landmark city hit rate [0-9.]+%' ;;
     load) printf '%s\n' '^ +ratio +[0-9.]+ +firebase/own req/s' '^ +[0-9]+ requests, [0-9]+ req/s' ;;
+    console) printf '%s\n' "^console's own JavaScript and CSS \(decoded\) +[0-9.]+ KB" '^folder: thumbnails fetched +[0-9]+' '^spot page: 1 HTML \+ [0-9]+ style/icon \+ [0-9]+ images' ;;
     cluster) printf '%s\n' '^ +ratio +[0-9.]+ +cluster/s3 MB/s' '^ +ratio +[0-9.]+ +cluster/embedded-nginx req/s' '^ +[0-9.]+ +cluster/floor (MB|req)/s' '^ +round 1: .*[0-9]+ objects listed' '^ +listing-warm +1 ' ;;
   esac
 }
