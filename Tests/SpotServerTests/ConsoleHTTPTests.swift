@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import HTTPTypes
+import Logging
+import SpotServer
 import SpotService
 import SpotCore
 import Testing
@@ -143,6 +145,29 @@ extension HTTPTests {
                 #expect(response.status == .unauthorized)
             }
             try await client.execute(uri: "/v0/session", method: .get, headers: [.cookie: "spotstore_session=sss_forged"]) { response in
+                #expect(response.status == .unauthorized)
+            }
+        }
+    }
+
+    @Test func aSessionBegunOnOneServerWorksOnAnotherAndSigningOutThereEndsItOnBoth() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        let second = SpotServer.makeApplication(
+            service: try store.otherInstance("second"), configuration: .init(host: "127.0.0.1", port: 0), logger: Logger(label: "test"))
+        let cookie = try await app(store).test(.router) { client in
+            try await client.execute(uri: "/v0/session", method: .post, headers: Self.console.merging(auth(token))) { try sessionCookie($0) }
+        }
+        try await second.test(.router) { client in
+            try await client.execute(uri: "/v0/session", method: .get, headers: [.cookie: cookie]) { response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/v0/session", method: .delete, headers: Self.console.merging([.cookie: cookie])) { response in
+                #expect(response.status == .noContent)
+            }
+        }
+        try await app(store).test(.router) { client in
+            try await client.execute(uri: "/v0/session", method: .get, headers: [.cookie: cookie]) { response in
                 #expect(response.status == .unauthorized)
             }
         }
