@@ -166,6 +166,13 @@ public struct Decision: Sendable, Equatable {
 /// evaluating a condition (a missing field, a type mismatch) makes that condition false.
 public protocol AccessPolicy: Sendable {
     func decide(_ request: AccessRequest) -> Decision
+
+    /// The rules' text, as the console's administration shows it; `nil` for a policy without one.
+    var rulesText: String? { get }
+}
+
+extension AccessPolicy {
+    public var rulesText: String? { nil }
 }
 
 /// Names the decisions of the rules in force, for what a server keeps of them (not part of

@@ -19,6 +19,8 @@ public final class ReloadablePolicy: AccessPolicy, RulesRevision {
         current.withLock { $0.policy }.decide(request)
     }
 
+    public var rulesText: String? { current.withLock { $0.policy.rulesText } }
+
     /// The number of replacements so far; `nil` while the current policy has no revision.
     public var revision: Int? {
         current.withLock { current in current.policy.revision.map { _ in current.replacements } }

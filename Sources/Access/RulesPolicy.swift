@@ -54,6 +54,8 @@ public struct RulesPolicy: AccessPolicy, RulesRevision {
 
     private let fileName: String
     private let blocks: [CompiledBlock]
+    /// The text the rules were parsed from.
+    public let rulesText: String?
     /// `0`, or `nil` when the rules may read `request.time`.
     public let revision: Int?
 
@@ -70,6 +72,7 @@ public struct RulesPolicy: AccessPolicy, RulesRevision {
                 RulesDiagnostic(fileName: fileName, line: $0.location.line, column: $0.location.column, message: $0.message)
             })
         }
+        rulesText = text
         self.fileName = fileName
         var blocks: [CompiledBlock] = []
         let topFunctions = Dictionary(file.functions.map { ($0.name, $0) }, uniquingKeysWith: { $1 })

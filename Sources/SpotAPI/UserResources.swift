@@ -78,3 +78,45 @@ public struct CreatedUserResource: Codable, Sendable {
         self.token = token
     }
 }
+
+/// `POST /v0/admin/rules/decide`: a request to decide with the rules in force, without doing it:
+/// `{"uid", "claims", "operation", "path", "size", "contentType", "spotOwner", "spotObjects"}`
+/// (`uid` absent for a request without a token; `path` is `bucket/name`, for `list` `bucket/prefix`).
+public struct RulesTrialBody: Codable, Sendable {
+    public let uid: String?
+    public let claims: [String: String]?
+    public let operation: String
+    public let path: String
+    public let size: Int64?
+    public let contentType: String?
+    public let spotOwner: String?
+    public let spotObjects: Int?
+}
+
+/// How the rules decided a trial: `{operation, allowed, rule, explanation, limits}`.
+public struct RulesDecisionResource: Codable, Sendable {
+    public let operation: String
+    public let allowed: Bool
+    /// The rule that allowed it, as `FILE:LINE:COLUMN: allow …`.
+    public let rule: String?
+    public let explanation: String
+    /// The limits that apply to an upload there.
+    public let limits: String?
+
+    public init(operation: String, allowed: Bool, rule: String?, explanation: String, limits: String?) {
+        self.operation = operation
+        self.allowed = allowed
+        self.rule = rule
+        self.explanation = explanation
+        self.limits = limits
+    }
+}
+
+/// The rules in force: `{text}`.
+public struct RulesTextResource: Codable, Sendable {
+    public let text: String
+
+    public init(text: String) {
+        self.text = text
+    }
+}

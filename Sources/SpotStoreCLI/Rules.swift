@@ -2,6 +2,7 @@ import Access
 import ArgumentParser
 import Foundation
 import SpotCore
+import SpotService
 
 extension SpotStoreCommand {
     /// `spotstore rules check|test|default`.
@@ -74,8 +75,8 @@ extension SpotStoreCommand.Rules {
         var spotObjects: Int?
 
         func validate() throws {
-            guard ["read", "get", "list", "write", "create", "update", "delete"].contains(op) else {
-                throw ValidationError("--op must be read, get, list, write, create, update or delete")
+            guard RulesTrial.operations.contains(op) else {
+                throw ValidationError("--op must be \(RulesTrial.operations.joined(separator: ", "))")
             }
             _ = try parseClaims(claim)
         }
@@ -89,69 +90,19 @@ extension SpotStoreCommand.Rules {
                 throw ExitCode(2)
             }
             let (bucket, name) = try splitBucketPath(path, pathRequired: op != "list")
+            let trial = RulesTrial(
+                uid: uid, claims: claim.isEmpty ? nil : try parseClaims(claim), operation: op, bucket: bucket, name: name, size: size,
+                contentType: type, spotOwner: spotOwner, spotObjects: spotObjects)
             // Only what the server would accept: it answers 400 before any rule is asked.
-            if let uid { try User.validate(uid: uid) }
-            if op == "list" { try ObjectPath.validate(bucket: bucket) } else { _ = try ObjectPath(bucket: bucket, name: name) }
-            let known = try await storedFacts(bucket: bucket, name: name)
-            var auth = uid.map { Auth(uid: $0, claims: known.claims) }
-            if !claim.isEmpty { auth?.claims = try parseClaims(claim) }
-            var spot = known.spot
-            if let slash = name.firstIndex(of: "/"), spotOwner != nil || spotObjects != nil {
-                let spotID = String(name[..<slash])
-                spot = SpotState(
-                    bucket: bucket, id: spotID, owner: spotOwner ?? spot?.owner ?? uid ?? "",
-                    objectCount: spotObjects ?? spot?.objectCount ?? 0)
-            }
-            let operation = Self.operation(op, exists: known.resource != nil)
-            let writes = operation == .create || operation == .update
-            let request = AccessRequest(
-                auth: auth, operation: operation, bucket: bucket, name: name, spot: spot, resource: known.resource,
-                incoming: writes ? IncomingObject(size: size ?? 0, contentType: type ?? "application/octet-stream") : nil)
-            let decision = policy.decide(request)
-            let refusal = writes && decision.allowed
-                ? decision.limits.refusalBeforeBody(declaredSize: size, spot: spot, isNewObject: operation == .create)
-                    ?? type.flatMap(decision.limits.refusal(ofContentType:)) : nil
-            print("\(operation.rawValue) \(bucket)/\(name) as \(uid ?? "(not signed in)")")
-            if let refusal {
-                print("deny: \(refusal.message)")
-                print("  (\(decision.rule ?? "") allowed it, but the limits refuse it)")
-            } else {
-                print("\(decision.allowed ? "allow" : "deny"): \(decision.rule ?? decision.explanation)")
-            }
-            if writes { print("limits: \(Self.describe(decision.limits))") }
-            if !decision.allowed || refusal != nil { throw ExitCode(1) }
-        }
-
-        /// What the store knows about the request, when it exists: claims, spot, object.
-        private func storedFacts(bucket: String, name: String) async throws -> (claims: [String: String], spot: SpotState?, resource: StoredObject?) {
+            try trial.validate()
             let layout = storeOptions.layout
-            guard !layout.hasEmbeddedCatalog || FileManager.default.fileExists(atPath: layout.catalogPath) else { return ([:], nil, nil) }
-            return try await layout.withService { service in
-                let catalog = service.catalog
-                var claims: [String: String] = [:]
-                if let uid { claims = try await catalog.user(uid: uid)?.claims ?? [:] }
-                guard let path = try? ObjectPath(bucket: bucket, name: name) else { return (claims, nil, nil) }
-                var spot: SpotState?
-                if let spotID = path.topFolder { spot = try await catalog.spot(bucket: bucket, id: spotID) }
-                return (claims, spot, try await catalog.object(at: path))
-            }
-        }
-
-        static func operation(_ op: String, exists: Bool) -> Access.Operation {
-            switch op {
-            case "read": .get
-            case "write": exists ? .update : .create
-            default: Access.Operation(rawValue: op) ?? .get
-            }
-        }
-
-        static func describe(_ limits: UploadLimits) -> String {
-            var parts = ["size \(UploadLimits.describe(bytes: limits.maxBytes))"]
-            if let objects = limits.maxObjectsPerSpot { parts.append("objects \(objects) per spot") }
-            if let types = limits.allowedContentTypes { parts.append("types \(types.sorted().joined(separator: ", "))") }
-            parts.append("thumbnails \(limits.makesThumbnails ? "on" : "off")")
-            if !limits.makesDownloadToken { parts.append("download tokens off") }
-            return parts.joined(separator: ", ")
+            let facts = !layout.hasEmbeddedCatalog || FileManager.default.fileExists(atPath: layout.catalogPath)
+                ? try await layout.withService { try await $0.facts(for: trial) } : RulesTrial.Facts()
+            let outcome = trial.decide(with: policy, facts: facts)
+            print("\(outcome.operation.rawValue) \(bucket)/\(name) as \(uid ?? "(not signed in)")")
+            print("\(outcome.allowed ? "allow" : "deny"): \(outcome.allowed ? outcome.rule ?? outcome.explanation : outcome.explanation)")
+            if let limits = outcome.limits { print("limits: \(limits)") }
+            if !outcome.allowed { throw ExitCode(1) }
         }
     }
 

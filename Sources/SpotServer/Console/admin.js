@@ -1,5 +1,5 @@
 // Administration, for users with the admin role: users (paged; create with the token shown
-// once, revoke, delete) and the health of every backend.
+// once, revoke, delete), the rules in force with a playground, and the health of every backend.
 import { call, encode } from './api.js';
 import { h, show, when, field } from './dom.js';
 import { say } from './app.js';
@@ -69,6 +69,41 @@ async function usersSection() {
     more);
 }
 
+/** The rules in force, and a playground that decides a request with them. */
+async function rulesSection() {
+  const { text } = await call('/v0/admin/rules');
+  const uid = h('input', { placeholder: 'not signed in', autocomplete: 'off' });
+  const operation = h('select', {}, ['read', 'list', 'write', 'delete'].map((value) => h('option', { value }, value)));
+  const path = h('input', { required: true, placeholder: 'spots/eiffel/1.jpg', size: 30 });
+  const size = h('input', { type: 'number', min: 0, placeholder: 'bytes' });
+  const type = h('input', { placeholder: 'image/jpeg' });
+  const verdict = h('output', { class: 'verdict', 'aria-live': 'polite' });
+  const form = h('form', {
+    class: 'inline',
+    onsubmit: async (event) => {
+      event.preventDefault();
+      try {
+        const decision = await call('/v0/admin/rules/decide', {
+          method: 'POST',
+          json: {
+            uid: uid.value.trim() || undefined, operation: operation.value, path: path.value.trim(),
+            size: size.value === '' ? undefined : Number(size.value), contentType: type.value.trim() || undefined,
+          },
+        });
+        show(verdict, h('strong', { class: decision.allowed ? 'ok' : 'refused' }, `${decision.operation}: ${decision.allowed ? 'allow' : 'deny'}`), ' ',
+          decision.allowed ? decision.rule : decision.explanation, decision.limits ? h('span', { class: 'help' }, ` (limits: ${decision.limits})`) : null);
+      } catch (error) {
+        show(verdict, error.message);
+      }
+    },
+  }, field('User id', uid), field('Operation', operation), field('Path (bucket/name)', path), field('Size', size), field('Content type', type),
+  h('button', { type: 'submit' }, 'Decide'));
+  return h('section', { class: 'card' }, h('h2', {}, 'Rules'),
+    h('details', {}, h('summary', {}, 'The rules in force'), h('pre', { class: 'rules' }, text)),
+    h('h3', {}, 'Playground'), h('p', { class: 'help' }, 'Decides a request with the server’s own rules and limits, as the store holds the user, spot and object, without doing it.'),
+    form, verdict);
+}
+
 /** Each backend and how its check went. */
 async function healthSection() {
   const health = await fetch('/healthz?deep=1').then((response) => response.json()).catch((error) => ({ error: error.message }));
@@ -80,6 +115,6 @@ async function healthSection() {
 
 /** The administration page. */
 export async function adminView(main) {
-  const [users, health] = await Promise.all([usersSection(), healthSection()]);
-  show(main, h('h1', {}, 'Administration'), users, health);
+  const [users, rules, health] = await Promise.all([usersSection(), rulesSection(), healthSection()]);
+  show(main, h('h1', {}, 'Administration'), users, rules, health);
 }

@@ -43,6 +43,29 @@ struct AdminRoutes: ServiceRoutes {
         return try json(UserPageResource(users: page.map(UserResource.init), nextPageToken: users.count > limit ? page.last?.uid : nil))
     }
 
+    /// `GET /v0/admin/rules`: `{text}`, the rules in force.
+    @Sendable func rules(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        _ = try await admin(request, context)
+        guard let text = service.policy.rulesText else { throw SpotError(.notFound, "this server decides without a rules file") }
+        return try json(RulesTextResource(text: text))
+    }
+
+    /// `POST /v0/admin/rules/decide` with `RulesTrialBody`: how the rules in force decide that
+    /// request (`RulesTrial`), without doing it.
+    @Sendable func decide(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        let admin = try await self.admin(request, context)
+        let body = try await decodeBody(
+            RulesTrialBody.self, of: request, upTo: 64 * 1024, example: #"{"uid": "alice", "operation": "write", "path": "spots/eiffel/1.jpg", "size": 7000000}"#)
+        let slash = body.path.firstIndex(of: "/") ?? body.path.endIndex
+        let trial = RulesTrial(
+            uid: body.uid, claims: body.claims, operation: body.operation, bucket: String(body.path[..<slash]),
+            name: String(body.path[slash...].dropFirst()), size: body.size, contentType: body.contentType, spotOwner: body.spotOwner,
+            spotObjects: body.spotObjects)
+        let outcome = try await service.decide(trial, by: admin)
+        return try json(RulesDecisionResource(
+            operation: outcome.operation.rawValue, allowed: outcome.allowed, rule: outcome.rule, explanation: outcome.explanation, limits: outcome.limits))
+    }
+
     /// `GET /v0/admin/users/{uid}`.
     @Sendable func get(_ request: Request, context: SpotRequestContext) async throws -> Response {
         _ = try await admin(request, context)

@@ -20,7 +20,7 @@ from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE, ADMIN_TOKEN, ALICE_TOKEN, LOGIN_LINK, FIXTURES, SCREENSHOTS = sys.argv[1:7]
 WAIT = 30
@@ -156,6 +156,15 @@ def run():
     row.find_element(By.XPATH, ".//button[text()='Revoke']").click()
     wait(alice, lambda d: d.switch_to.alert, "the confirmation").accept()
     wait(alice, lambda d: "carol revoked" in d.find_element(By.ID, "status").text, "carol revoked")
+
+    # The rules playground decides with the server's rules: bob may not write into alice's spot.
+    alice.find_element(By.XPATH, "//label[text()='User id']/following-sibling::input").send_keys("bob")
+    Select(alice.find_element(By.XPATH, "//label[text()='Operation']/following-sibling::select")).select_by_value("write")
+    alice.find_element(By.XPATH, "//label[text()='Path (bucket/name)']/following-sibling::input").send_keys("spots/trip/new.jpg")
+    alice.find_element(By.XPATH, "//button[text()='Decide']").click()
+    verdict = wait(alice, lambda d: d.find_element(By.CSS_SELECTOR, "output.verdict").text, "the playground's verdict")
+    if not verdict.startswith("create: deny"):
+        raise TaskFailed(f"the playground let bob write into alice's spot: {verdict}")
     check_page(alice, "admin")
 
     # A one-time link signs a fresh browser in, and leaves the address bar.
