@@ -95,6 +95,7 @@ public enum SpotServer {
         router.patch("/v0/admin/users/:uid/claims", use: admin.updateClaims)
         router.post("/v0/admin/users/:uid/tokens", use: admin.issueToken)
         router.delete("/v0/admin/users/:uid/tokens", use: admin.revokeTokens)
+        router.get("/v0/admin/stats", use: admin.stats)
         router.get("/v0/admin/rules", use: admin.rules)
         router.post("/v0/admin/rules/decide", use: admin.decide)
         return router

@@ -6,7 +6,8 @@ import SpotService
 import Testing
 import TestSupport
 
-/// `/v0/admin/rules…`: the rules in force and the playground deciding with them, for admins only.
+/// `/v0/admin/rules…` and `/v0/admin/stats`: the rules in force, the playground deciding with
+/// them, and the store's statistics, for admins only.
 extension HTTPTests {
     @Test func thePlaygroundDecidesWithTheRulesInForceAndTheStoresFacts() async throws {
         let store = try TestStore()
@@ -51,6 +52,31 @@ extension HTTPTests {
                 #expect(response.status == .ok)
                 let text = try json(response)["text"] as? String
                 #expect(text == store.rules.rulesText)
+            }
+        }
+    }
+
+    @Test func theStoresStatisticsAreForAdminsOnly() async throws {
+        let store = try TestStore()
+        let (_, alice) = try await store.user("alice")
+        _ = try await store.user("root")
+        _ = try await store.service.setAdmin(of: "root", true)
+        let root = try await store.service.issueToken(for: "root")
+        try await app(store).test(.router) { client in
+            try await client.execute(uri: "/v0/b/spots/o/tower%2F1.jpg", method: .put, headers: auth(alice), body: ByteBuffer(bytes: try fixture("geotagged/paris.jpg"))) {
+                response in #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/v0/admin/stats", method: .get, headers: auth(alice)) { response in
+                #expect(response.status == .forbidden)
+            }
+            try await client.execute(uri: "/v0/admin/stats", method: .get) { response in
+                #expect(response.status == .unauthorized)
+            }
+            try await client.execute(uri: "/v0/admin/stats", method: .get, headers: auth(root)) { response in
+                #expect(response.status == .ok)
+                let stats = try json(response)
+                #expect(stats["objects"] as? Int == 1)
+                #expect((stats["buckets"] as? [[String: Any]])?.map { $0["name"] as? String } == ["spots"])
             }
         }
     }

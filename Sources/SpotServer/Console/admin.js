@@ -1,7 +1,8 @@
 // Administration, for users with the admin role: users (paged; create with the token shown
-// once, revoke, delete), the rules in force with a playground, and the health of every backend.
+// once, claims, revoke, delete), the rules in force with a playground, the health of every
+// backend, and the store's statistics.
 import { call, encode } from './api.js';
-import { h, show, when, field } from './dom.js';
+import { h, show, when, field, bytes } from './dom.js';
 import { say } from './app.js';
 
 const pageSize = 50;
@@ -12,7 +13,32 @@ async function usersSection() {
   const more = h('button', { type: 'button', hidden: true }, 'More users');
   /** Adds `user` as a row with its actions. */
   const append = (user) => {
+    const claims = h('td', {}, Object.entries(user.claims).map(([key, value]) => `${key}=${value}`).join(', '));
     const actions = h('td', {},
+      h('button', {
+        type: 'button',
+        onclick: () => {
+          const input = h('input', { value: claims.textContent, 'aria-label': `Claims of ${user.uid} (key=value, comma-separated)` });
+          const form = h('form', {
+            class: 'inline',
+            onsubmit: async (event) => {
+              event.preventDefault();
+              const wanted = Object.fromEntries(input.value.split(',').map((pair) => pair.trim()).filter(Boolean).map((pair) => pair.split('=')));
+              const removed = Object.fromEntries(Object.keys(user.claims).filter((key) => !(key in wanted)).map((key) => [key, null]));
+              try {
+                const updated = await call(`/v0/admin/users/${encode(user.uid)}/claims`, { method: 'PATCH', json: { claims: { ...removed, ...wanted } } });
+                user.claims = updated.claims;
+                show(claims, Object.entries(updated.claims).map(([key, value]) => `${key}=${value}`).join(', '));
+                say(`Claims of ${user.uid} saved.`);
+              } catch (error) {
+                say(`Claims not saved: ${error.message}`);
+              }
+            },
+          }, input, h('button', { type: 'submit' }, 'Save'));
+          show(claims, form);
+          input.focus();
+        },
+      }, 'Claims'), ' ',
       h('button', {
         type: 'button',
         onclick: async () => {
@@ -30,8 +56,7 @@ async function usersSection() {
           }, (error) => say(error.message));
         },
       }, 'Delete'));
-    body.append(h('tr', {}, h('td', {}, user.uid), h('td', {}, user.admin ? 'admin' : ''),
-      h('td', {}, Object.entries(user.claims).map(([key, value]) => `${key}=${value}`).join(', ')),
+    body.append(h('tr', {}, h('td', {}, user.uid), h('td', {}, user.admin ? 'admin' : ''), claims,
       h('td', {}, String(user.tokenCount)), h('td', {}, when(user.createdAt)), actions));
   };
   let pageToken;
@@ -113,8 +138,38 @@ async function healthSection() {
     h('ul', {}, backends.map(([role, backend]) => h('li', {}, `${role}: ${backend.kind}, ${backend.status ?? 'not checked'}${backend.message ? ` (${backend.message})` : ''}`))));
 }
 
+/** The store's statistics, counted when asked (it walks every blob). */
+function statsSection() {
+  const out = h('div', { 'aria-live': 'polite' });
+  const count = h('button', {
+    type: 'button',
+    onclick: async () => {
+      count.disabled = true;
+      show(out, h('p', {}, 'Counting…'));
+      try {
+        const stats = await call('/v0/admin/stats');
+        show(out,
+          h('dl', { class: 'facts' }, [
+            ['Objects', stats.objects], ['Blobs', `${stats.blobs} (${bytes(stats.bytesStored)})`], ['Logical bytes', bytes(stats.logicalBytes)],
+            ['Saved by storing identical bytes once', bytes(stats.dedupSavings)], ['Thumbnails', `${stats.thumbnails} (${bytes(stats.thumbnailBytes)})`],
+            ['Objects of deleted users', stats.objectsOfDeletedUsers],
+          ].map(([term, value]) => [h('dt', {}, term), h('dd', {}, String(value))])),
+          h('table', { class: 'list' }, h('caption', {}, 'Buckets'),
+            h('thead', {}, h('tr', {}, ['Bucket', 'Objects', 'Bytes'].map((title) => h('th', { scope: 'col' }, title)))),
+            h('tbody', {}, stats.buckets.map((bucket) => h('tr', {},
+              h('td', {}, h('a', { href: `#/browse/${encode(bucket.name)}/` }, bucket.name)), h('td', {}, String(bucket.objects)), h('td', {}, bytes(bucket.bytes)))))));
+      } catch (error) {
+        show(out, h('p', {}, error.message));
+      } finally {
+        count.disabled = false;
+      }
+    },
+  }, 'Count');
+  return h('section', { class: 'card' }, h('h2', {}, 'Store statistics'), count, out);
+}
+
 /** The administration page. */
 export async function adminView(main) {
   const [users, rules, health] = await Promise.all([usersSection(), rulesSection(), healthSection()]);
-  show(main, h('h1', {}, 'Administration'), users, rules, health);
+  show(main, h('h1', {}, 'Administration'), users, rules, health, statsSection());
 }

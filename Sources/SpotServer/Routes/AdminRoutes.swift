@@ -43,6 +43,13 @@ struct AdminRoutes: ServiceRoutes {
         return try json(UserPageResource(users: page.map(UserResource.init), nextPageToken: users.count > limit ? page.last?.uid : nil))
     }
 
+    /// `GET /v0/admin/stats`: the store's statistics, as `spotstore stats --json` prints them
+    /// (it walks every blob: a moment for a large store).
+    @Sendable func stats(_ request: Request, context: SpotRequestContext) async throws -> Response {
+        _ = try await admin(request, context)
+        return try json(try await service.statistics())
+    }
+
     /// `GET /v0/admin/rules`: `{text}`, the rules in force.
     @Sendable func rules(_ request: Request, context: SpotRequestContext) async throws -> Response {
         _ = try await admin(request, context)

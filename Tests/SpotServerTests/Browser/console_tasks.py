@@ -5,7 +5,8 @@
 Alice signs in with her token, uploads photos (one with a hostile name) and a text file the
 spot's rules refuse, opens a photo's details, makes a share link that a fresh browser opens
 without signing in, and deletes a photo; an admin creates and revokes a user; a fresh
-browser signs in with a one-time link. Every page is checked with axe-core (no serious or
+browser signs in with a one-time link. The admin also sets carol's claims, tries the rules playground and counts the store's
+statistics. Every page is checked with axe-core (no serious or
 critical violation) and the browsers' consoles must stay free of errors. Prints one JSON
 line; exits 1 with the reason on the first failure.
 """
@@ -156,6 +157,13 @@ def run():
     row.find_element(By.XPATH, ".//button[text()='Revoke']").click()
     wait(alice, lambda d: d.switch_to.alert, "the confirmation").accept()
     wait(alice, lambda d: "carol revoked" in d.find_element(By.ID, "status").text, "carol revoked")
+    row.find_element(By.XPATH, ".//button[text()='Claims']").click()
+    claims = wait(alice, lambda d: row.find_element(By.CSS_SELECTOR, "input"), "carol's claims field")
+    claims.send_keys("team=blue")
+    row.find_element(By.XPATH, ".//button[text()='Save']").click()
+    wait(alice, lambda d: "Claims of carol saved" in d.find_element(By.ID, "status").text and "team=blue" in row.text, "carol's claims saved")
+    alice.find_element(By.XPATH, "//button[text()='Count']").click()
+    wait(alice, lambda d: d.find_elements(By.XPATH, "//caption[text()='Buckets']/..//a[text()='spots']"), "the store's statistics")
 
     # The rules playground decides with the server's rules: bob may not write into alice's spot.
     alice.find_element(By.XPATH, "//label[text()='User id']/following-sibling::input").send_keys("bob")
