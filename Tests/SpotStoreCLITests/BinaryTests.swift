@@ -158,6 +158,36 @@ import TestSupport
         #expect((try await URLSession.shared.data(from: tokenURL).1 as? HTTPURLResponse)?.statusCode == 403, "replaced")
     }
 
+    @Test func shareLinksAndSignInLinksFromTheCommandLine() async throws {
+        let store = NSTemporaryDirectory() + "spotstore-cli-\(UUID().uuidString)/storage"
+        let token = try #require(try Self.run(["users", "add", "alice", "--store", store]).stdout.split(separator: "\n").last.map(String.init))
+        let (server, url) = try await Self.startServer(store: store)
+        defer { server.terminate() }
+        let environment = ["SPOTSTORE_SERVER": url, "SPOTSTORE_TOKEN": token]
+        #expect(try Self.run(["upload", "\(fixturesDirectory)/geotagged/paris.jpg", "--to", "spots/eiffel"], environment: environment).status == 0)
+
+        let shared = try Self.run(["share", "spots/eiffel", "--expires", "1h"], environment: environment)
+        #expect(shared.status == 0, "\(shared.stderr)")
+        let pageURL = try #require(shared.stdout.split(separator: "\n").last.map(String.init))
+        let page = try #require(URL(string: pageURL))
+        let (html, response) = try await URLSession.shared.data(from: page)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200, "no sign-in needed")
+        #expect(String(decoding: html, as: UTF8.self).contains("<h1>eiffel</h1>"))
+        let listed = try Self.run(["share", "spots/eiffel", "--list"], environment: environment)
+        let id = try #require(listed.stdout.split(separator: " ").first.map(String.init))
+        #expect(try Self.run(["share", "spots/eiffel", "--revoke", id], environment: environment).status == 0)
+        #expect((try await URLSession.shared.data(from: page).1 as? HTTPURLResponse)?.statusCode == 404, "revoked")
+        for bad in [["share", "eiffel"], ["share", "spots/eiffel", "--expires", "10s"], ["share", "spots/eiffel", "--expires", "400d"]] {
+            #expect(try Self.run(bad, environment: environment).status != 0, "\(bad)")
+        }
+
+        let link = try Self.run(["users", "login-link", "alice", "--store", store, "--url", url])
+        #expect(link.status == 0, "\(link.stderr)")
+        #expect(link.stdout.split(separator: "\n").last?.hasPrefix("\(url)/console/#link=ssl_") == true)
+        #expect(try Self.run(["users", "login-link", "nobody", "--store", store]).status != 0)
+        #expect(try Self.run(["users", "login-link", "alice", "--store", store, "--url", "ftp://x"]).status != 0)
+    }
+
     @Test func geocodeNamesPlacesFromArgumentsAndStdin() throws {
         let one = try Self.run(["geocode", "48.8584", "2.2945"])
         #expect(one.status == 0, "\(one.stderr)")
