@@ -20,6 +20,10 @@ extension SQLCatalog {
             try await transaction.run("""
                 INSERT INTO browser_sessions (digest, uid, created_at, expires_at) VALUES (\(digest.hex), \(uid), \(createdAt), \(expiresAt))
                 """)
+            try await transaction.run("""
+                DELETE FROM browser_sessions WHERE uid = \(uid) AND created_at < (
+                    SELECT created_at FROM browser_sessions WHERE uid = \(uid) ORDER BY created_at DESC LIMIT 1 OFFSET \(maxSessionsPerUser - 1))
+                """)
             return true
         }
     }

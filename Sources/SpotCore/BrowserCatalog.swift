@@ -6,8 +6,8 @@ import Foundation
 /// revocation: one made before `User.revokedAt` is dead).
 public protocol BrowserCatalog: Sendable {
     /// Records a session of `uid` whose secret has `digest`, made at `createdAt`, live
-    /// until `expiresAt`; forgets the user's sessions that expired before `createdAt`.
-    /// Returns `false` when there is no such user.
+    /// until `expiresAt`; forgets the user's sessions that expired before `createdAt`, and
+    /// all but the newest `maxSessionsPerUser`. Returns `false` when there is no such user.
     func addSession(_ digest: Digest, of uid: String, createdAt: Date, expiresAt: Date) async throws -> Bool
 
     /// The user of the session whose secret has `digest`, with its claims, when that session
@@ -41,6 +41,9 @@ public protocol BrowserCatalog: Sendable {
     /// Revokes share link `id` of a spot; `false` when there is no such link.
     func revokeSpotShare(_ id: String, bucket: String, spotId: String) async throws -> Bool
 }
+
+/// The most sessions a user keeps: signing in once more ends the oldest.
+public let maxSessionsPerUser = 50
 
 /// A link that shows one spot's page to anyone who holds it, until it expires or is revoked.
 public struct SpotShare: Sendable, Equatable {

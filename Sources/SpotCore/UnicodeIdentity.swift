@@ -54,6 +54,22 @@ public enum UnicodeIdentity {
         return nil
     }
 
+    /// Why free text a person wrote (a spot's name, description or city) cannot be shown as
+    /// it is, or `nil`: a control character (line feeds and tabs only where `lineBreaks`), which
+    /// a terminal would obey, or a bidirectional override, embedding or isolate, which would
+    /// reorder the text around it.
+    public static func problem(inText text: String, lineBreaks: Bool) -> String? {
+        for scalar in text.unicodeScalars {
+            if scalar.properties.generalCategory == .control, !(lineBreaks && (scalar == "\n" || scalar == "\t")) {
+                return "it contains \(describe(scalar)), a control character"
+            }
+            if (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value) {
+                return "it contains \(describe(scalar)), which would reorder the text around it"
+            }
+        }
+        return nil
+    }
+
     private static func isIdentityScalar(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .control, .format, .surrogate, .privateUse, .unassigned, .spaceSeparator, .lineSeparator, .paragraphSeparator:

@@ -65,7 +65,8 @@ public struct RulesTrial: Sendable {
     }
 
     /// Checks what the server would answer 400 to before asking any rule.
-    /// - Throws: `.badRequest` for an unknown operation, a bad uid, bucket or name.
+    /// - Throws: `.badRequest` for an unknown operation, a bad uid, spot owner, bucket, name
+    ///   or claim, or a negative size or object count.
     public func validate() throws {
         guard Self.operations.contains(operation) else {
             throw SpotError(.badRequest, "the operation must be one of \(Self.operations.joined(separator: ", "))")
@@ -73,6 +74,10 @@ public struct RulesTrial: Sendable {
         if let uid { try User.validate(uid: uid) }
         if operation == "list" { try ObjectPath.validate(bucket: bucket) } else { _ = try ObjectPath(bucket: bucket, name: name) }
         for (key, value) in claims ?? [:] { try User.validate(claim: key, value: value) }
+        if let spotOwner { try User.validate(uid: spotOwner) }
+        guard (size ?? 0) >= 0, (spotObjects ?? 0) >= 0 else {
+            throw SpotError(.badRequest, "size and spotObjects must be 0 or more")
+        }
     }
 
     /// Decides the trial with `policy`, given what the store holds.

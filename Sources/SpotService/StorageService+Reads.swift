@@ -15,6 +15,13 @@ extension StorageService {
     /// blob damaged.
     public func thumbnail(of path: ObjectPath, size: Int, webP: Bool = false, for user: User?) async throws -> Thumbnail {
         let (object, _, damage) = try await readableObject(at: path, for: user)
+        return try Self.thumbnail(of: object, size: size, webP: webP, damage: damage)
+    }
+
+    /// The thumbnail of `object` with long edge `size` (see `thumbnail(of:size:webP:for:)`),
+    /// given the damage marks of its blobs.
+    static func thumbnail(of object: StoredObject, size: Int, webP: Bool, damage: [SpotCore.Digest: String]) throws -> Thumbnail {
+        let path = object.path
         guard let thumbnail = object.thumbnails.first(where: { $0.size == size && $0.isWebP == webP }) else {
             let sizes = object.thumbnails.filter { $0.isWebP == webP }.map { String($0.size) }
             let kind = webP ? "WebP thumbnail" : "thumbnail"

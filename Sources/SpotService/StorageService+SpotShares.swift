@@ -9,16 +9,22 @@ extension StorageService {
     public static let defaultShareLifetime: TimeInterval = 7 * 24 * 3600
     /// The longest a share link may live (seconds).
     public static let maxShareLifetime: TimeInterval = 365 * 24 * 3600
+    /// The most live share links a spot may have.
+    public static let maxSharesPerSpot = 100
 
     /// A new link sharing spot `id` of `bucket` for `lifetime` seconds, and its secret (shown only now).
     /// - Throws: `.badRequest` for a lifetime out of range; as `spot(bucket:id:for:)`;
-    ///   `.forbidden` for anyone but the spot's owner or an admin.
+    ///   `.forbidden` for anyone but the spot's owner or an admin; `.conflict` when the spot
+    ///   has `maxSharesPerSpot` live links.
     public func shareSpot(bucket: String, id: String, lifetime: TimeInterval, by user: User?) async throws -> (secret: String, share: SpotShare) {
         guard lifetime >= 60, lifetime <= Self.maxShareLifetime else {
             throw SpotError(.badRequest, "a share link lives from 60 seconds to \(Int(Self.maxShareLifetime / 86400)) days")
         }
         let spot = try await ownedSpot(bucket: bucket, id: id, by: user, toDo: "share")
         let now = configuration.now()
+        guard try await catalog.spotShares(bucket: bucket, spotId: spot.id, at: now).count < Self.maxSharesPerSpot else {
+            throw SpotError(.conflict, "spot '\(spot.id)' has \(Self.maxSharesPerSpot) live share links, the most it may have; revoke some first")
+        }
         let secret = Tokens.generate(prefix: "ssh_")
         let digest = Tokens.digest(of: secret)
         let share = SpotShare(
@@ -57,17 +63,32 @@ extension StorageService {
         }
     }
 
-    /// The bytes of the object at `path` as a spot page shows it (see `spotPage`): GPS-free
+    /// The bytes of the photo at `path` as a spot page shows it (see `pagePhoto`): GPS-free
     /// when its spot hides positions.
     public func spotPageDownload(at path: ObjectPath, share secret: String?) async throws -> Download {
-        let viewer = try await shareViewer(bucket: path.bucket, spotId: path.topFolder, share: secret)
-        let (object, spot, damage) = try await readableObject(at: path, for: viewer)
+        let (object, spot, damage) = try await pagePhoto(at: path, share: secret)
         return try await download(of: object, spot: spot, for: nil, damage: damage)
     }
 
-    /// The thumbnail of the object at `path` as a spot page shows it (thumbnails carry no position).
+    /// The thumbnail of the photo at `path` as a spot page shows it (thumbnails carry no position).
     public func spotPageThumbnail(of path: ObjectPath, size: Int, webP: Bool, share secret: String?) async throws -> Thumbnail {
-        try await thumbnail(of: path, size: size, webP: webP, for: try await shareViewer(bucket: path.bucket, spotId: path.topFolder, share: secret))
+        let (object, _, damage) = try await pagePhoto(at: path, share: secret)
+        return try Self.thumbnail(of: object, size: size, webP: webP, damage: damage)
+    }
+
+    /// The object at `path` when a spot page may show it: a photo (an object with thumbnails,
+    /// what the page lists) of the page's spot that the viewer (`shareViewer`) may get.
+    /// - Throws: `.notFound` for anything else, saying no more than the page would.
+    private func pagePhoto(at path: ObjectPath, share secret: String?) async throws -> (StoredObject, SpotState?, [SpotCore.Digest: String]) {
+        let notShown = SpotError(.notFound, "there is no such photo on this spot's page")
+        do {
+            let viewer = try await shareViewer(bucket: path.bucket, spotId: path.topFolder, share: secret)
+            let (object, spot, damage) = try await readableObject(at: path, for: viewer)
+            guard !object.thumbnails.isEmpty else { throw notShown }
+            return (object, spot, damage)
+        } catch let error as SpotError where [.unauthenticated, .forbidden, .notFound].contains(error.kind) {
+            throw notShown
+        }
     }
 
     /// The maker of the live share link `secret` when it shares spot `spotId` of `bucket`;

@@ -300,6 +300,23 @@ import TestSupport
             }
             #expect(try await catalog.spotDetails(bucket: "spots", id: "tower") == before)
 
+            // What a terminal would obey or what reorders text is refused; a description keeps its lines.
+            let unshowable = [
+                SpotChanges(name: "Eiffel\u{1B}[2J"), SpotChanges(name: "ab\u{0}cd"), SpotChanges(city: "Paris\u{7}"),
+                SpotChanges(description: "a\u{202E}b"), SpotChanges(name: "x\u{2066}y"), SpotChanges(description: "x\u{85}y"),
+            ]
+            for changes in unshowable {
+                let error = await #expect(throws: SpotError.self) {
+                    try await catalog.updateSpot(bucket: "spots", id: "tower", changes: changes)
+                }
+                #expect(error?.kind == .badRequest)
+                #expect(error?.message.contains("cannot be shown as it is") == true, "\(error?.message ?? "")")
+            }
+            #expect(try await catalog.spotDetails(bucket: "spots", id: "tower") == before)
+            let lines = try await catalog.updateSpot(bucket: "spots", id: "tower", changes: SpotChanges(description: "one\n\ttwo"))
+            #expect(lines.description == "one\n\ttwo")
+            _ = try await catalog.updateSpot(bucket: "spots", id: "tower", changes: SpotChanges(description: ""))
+
             for (bucket, id) in [("spots", "nowhere"), ("other", "tower")] {
                 let error = await #expect(throws: SpotError.self) {
                     try await catalog.updateSpot(bucket: bucket, id: id, changes: SpotChanges(name: "New"))

@@ -8,6 +8,7 @@ extension CatalogConformance {
     static let browserClauses: [Clause] = [
         Clause(name: "aSessionLivesUntilItExpiresEndsOrItsUserIsRevoked") { try await $0.aSessionLivesUntilItExpiresEndsOrItsUserIsRevoked() },
         Clause(name: "aSignInLinkIsUsedOnceAcrossConnections") { try await $0.aSignInLinkIsUsedOnceAcrossConnections() },
+        Clause(name: "aUserKeepsItsNewestSessionsOnly") { try await $0.aUserKeepsItsNewestSessionsOnly() },
         Clause(name: "secretsOfNoUserAreRefusedAndGoWithTheirUser") { try await $0.secretsOfNoUserAreRefusedAndGoWithTheirUser() },
         Clause(name: "aShareLinkLivesUntilItExpiresIsRevokedOrItsMakerIsRevoked") {
             try await $0.aShareLinkLivesUntilItExpiresIsRevokedOrItsMakerIsRevoked()
@@ -38,6 +39,22 @@ extension CatalogConformance {
         let later = Self.wholeSecondNow() + 1
         #expect(try await first.addSession(Self.digest(5), of: "alice", createdAt: later, expiresAt: later + 3600))
         #expect(try await second.user(sessionDigest: Self.digest(5), at: later + 10)?.uid == "alice", "made after the revocation")
+    }
+
+    /// Past `maxSessionsPerUser`, a new session ends the user's oldest.
+    func aUserKeepsItsNewestSessionsOnly() async throws {
+        let (first, second) = try await makeCatalogs()
+        _ = try await first.addUser("alice", tokenDigest: Self.digest(1))
+        let now = Self.wholeSecondNow()
+        for index in 0...maxSessionsPerUser {
+            let catalog = index.isMultiple(of: 2) ? first : second
+            #expect(try await catalog.addSession(Self.digest(100 + index), of: "alice", createdAt: now + Double(index), expiresAt: now + 86400))
+        }
+        let later = now + Double(maxSessionsPerUser) + 1
+        #expect(try await first.user(sessionDigest: Self.digest(100), at: later) == nil, "the oldest ended")
+        for index in 1...maxSessionsPerUser {
+            #expect(try await second.user(sessionDigest: Self.digest(100 + index), at: later)?.uid == "alice", "session \(index)")
+        }
     }
 
     /// Of eight uses of one link at once through two connections, exactly one gets its uid;

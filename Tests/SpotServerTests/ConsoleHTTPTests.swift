@@ -172,4 +172,28 @@ extension HTTPTests {
             }
         }
     }
+
+    @Test func anUploadedScriptOrStyleSheetIsNeverLoadedAsOne() async throws {
+        let store = try TestStore()
+        let (_, token) = try await store.user("alice")
+        try await app(store).test(.router) { client in
+            for (name, type) in [("x.js", "text/javascript"), ("x.css", "text/css")] {
+                let object = "/v0/b/users/o/alice%2F\(name)"
+                try await client.execute(uri: object, method: .put, headers: auth(token).merging([.contentType: type]), body: ByteBuffer(string: "alert(1)")) { response in
+                    #expect(response.status == .ok)
+                }
+                for destination in ["script", "style", "worker", "serviceworker"] {
+                    try await client.execute(uri: "\(object)?alt=media", method: .get, headers: auth(token).merging([HTTPField.Name("Sec-Fetch-Dest")!: destination])) { response in
+                        #expect(response.status == .forbidden, "\(name) as a \(destination)")
+                    }
+                }
+                for destination in ["empty", "document", "image"] {
+                    try await client.execute(uri: "\(object)?alt=media", method: .get, headers: auth(token).merging([HTTPField.Name("Sec-Fetch-Dest")!: destination])) { response in
+                        #expect(response.status == .ok, "\(name) fetched as \(destination)")
+                        #expect(response.headers[.contentDisposition]?.hasPrefix("attachment") == true)
+                    }
+                }
+            }
+        }
+    }
 }

@@ -39,7 +39,9 @@ extension HTTPTests {
             let (_, anonymous) = try await decide(#"{"operation": "read", "path": "spots/tower/1.jpg"}"#)
             #expect(anonymous["operation"] as? String == "get" && anonymous["allowed"] as? Bool == false)
 
-            for bad in [#"{"operation": "steal", "path": "spots/a/b"}"#, #"{"operation": "read", "path": "../x"}"#, "not json", #"{"uid": "", "operation": "read", "path": "spots/a"}"#] {
+            for bad in [#"{"operation": "steal", "path": "spots/a/b"}"#, #"{"operation": "read", "path": "../x"}"#, "not json", #"{"uid": "", "operation": "read", "path": "spots/a"}"#,
+                        #"{"operation": "write", "path": "spots/a/b.jpg", "size": -5}"#, #"{"operation": "write", "path": "spots/a/b.jpg", "spotObjects": -1}"#,
+                        #"{"operation": "write", "path": "spots/a/b.jpg", "spotOwner": ""}"#] {
                 let (status, _) = try await decide(bad)
                 #expect(status == .badRequest, "\(bad)")
             }

@@ -56,7 +56,7 @@ extension HTTPTests {
                 #expect(String(buffer: response.body) == unknown)
             }
             try await client.execute(uri: "/s/spots/louvre/photo/1.jpg?size=256", method: .get) { response in
-                #expect(response.status == .unauthorized || response.status == .forbidden)
+                #expect(response.status == .notFound)
             }
 
             // Only the owner shares.
@@ -176,6 +176,59 @@ extension HTTPTests {
             }
             try await client.execute(uri: "/s/spots/open/photo/..%2Fclosed%2F1.jpg", method: .get) { response in
                 #expect(response.status == .notFound || response.status == .badRequest)
+            }
+        }
+    }
+
+    @Test func aPageShowsItsPhotosOnlyAndItsRefusalsSayNoMoreThanA404() async throws {
+        let store = try TestStore()
+        let (alice, token) = try await store.user("alice")
+        try await put("users/alice/p.jpg", fixture: "geotagged/paris.jpg", by: alice, in: store)
+        let note = Array("secret-alice".utf8)
+        _ = try await store.service.upload(
+            try ObjectPath(bucket: "users", name: "alice/deep/secret.txt"), by: alice, contentType: "text/plain",
+            declaredSize: Int64(note.count), body: body(note))
+        let (secret, _) = try await store.service.shareSpot(bucket: "users", id: "alice", lifetime: 3600, by: alice)
+        try await app(store).test(.router) { client in
+            try await client.execute(uri: "/s/users/alice/photo/p.jpg?share=\(secret)", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.cacheControl] == "private, max-age=3600", "a link's photo is not for shared caches")
+            }
+            // A file the page does not show is not opened by its link, whatever its name.
+            for hidden in ["deep/secret.txt", "deep%2Fsecret.txt"] {
+                try await client.execute(uri: "/s/users/alice/photo/\(hidden)?share=\(secret)", method: .get) { response in
+                    #expect(response.status == .notFound, "\(hidden)")
+                    #expect(!String(buffer: response.body).contains("secret-alice"))
+                }
+            }
+            // Without the link: the same 404 as for nothing at all, not the rules' reasons.
+            let nothing = try await client.execute(uri: "/s/users/alice/photo/none.jpg", method: .get) { String(buffer: $0.body) }
+            try await client.execute(uri: "/s/users/alice/photo/p.jpg", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(String(buffer: response.body) == nothing)
+                #expect(response.headers[.wwwAuthenticate] == nil)
+            }
+            try await client.execute(uri: "/s/users/alice/photo/p.jpg?size=256", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+            let page = try await client.execute(uri: "/s/users/alice?share=\(secret)", method: .get) { String(buffer: $0.body) }
+            #expect(page.contains("1 photo ·"), "it counts what it shows")
+            _ = token
+        }
+    }
+
+    @Test func aSpotHasAtMostAHundredLiveShareLinks() async throws {
+        let store = try TestStore()
+        let (alice, token) = try await store.user("alice")
+        try await put("spots/park/1.jpg", fixture: "geotagged/sydney.jpg", by: alice, in: store)
+        for _ in 0..<StorageService.maxSharesPerSpot {
+            _ = try await store.service.shareSpot(bucket: "spots", id: "park", lifetime: 3600, by: alice)
+        }
+        try await app(store).test(.router) { client in
+            try await client.execute(uri: "/v0/b/spots/spots/park/shares", method: .post, headers: auth(token), body: ByteBuffer(string: "{}")) { response in
+                #expect(response.status == .conflict)
+                let message = try errorMessage(response)
+                #expect(message.contains("revoke some"))
             }
         }
     }

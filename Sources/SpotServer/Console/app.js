@@ -104,6 +104,13 @@ async function start() {
   if (link) {
     // The link's secret leaves the address bar (and the history) before anything else.
     history.replaceState(null, '', '/console/');
+    // Someone else's link would sign this browser in as them: ask before ending a session.
+    const current = await call('/v0/session').then((answer) => answer?.user ?? null, () => null);
+    if (current && !confirm(`You are signed in as ${current.uid}. Sign in with this link instead? Only do so if you asked for the link.`)) {
+      session = { user: current };
+      signedIn();
+      return;
+    }
     try {
       session = await call('/v0/session', { method: 'POST', json: { link } });
       say(`Signed in as ${session.user.uid}.`);

@@ -11,6 +11,11 @@ extension ServiceRoutes {
     /// or 416 when unsatisfiable) unless `If-Range` names other content, and `HEAD` (headers
     /// only); sandboxed, and an attachment when its type is active (`UserContentHeaders`).
     func media(_ object: Download, at path: ObjectPath, request: Request) async throws -> Response {
+        // A page of this origin could still load an uploaded script or style sheet by name
+        // (nosniff lets a declared type through): the browser says when it would run one.
+        if let destination = request.headers[.secFetchDest], ObjectAnswers.executingDestinations.contains(destination) {
+            throw SpotError(.forbidden, "objects are data, never loaded as a \(destination); fetch them, or show images and media")
+        }
         var headers = HTTPFields()
         headers[.eTag] = "\"\(object.digest.hex)\""
         headers[.acceptRanges] = "bytes"
@@ -81,6 +86,11 @@ extension ServiceRoutes {
 
 /// The validators of object answers.
 package enum ObjectAnswers {
+    /// The `Sec-Fetch-Dest` values of loads that would run or apply what they load.
+    static let executingDestinations: Set<String> = [
+        "script", "worker", "sharedworker", "serviceworker", "audioworklet", "paintworklet", "style", "xslt", "manifest",
+    ]
+
     /// Whether a `Range` may be served under `If-Range` (RFC 9110 §13.1.5): with no
     /// `If-Range`, or one naming this content's strong ETag. A date or another tag means the
     /// client's copy may differ: it gets the whole content.

@@ -73,7 +73,8 @@ struct SpotPageRoutes: ServiceRoutes {
         }.first
         let title = spot.name ?? spot.id
         let place = [spot.place?.city, spot.place?.country].compactMap { $0 }.joined(separator: ", ")
-        let count = spot.objectCount == 1 ? "1 photo" : "\(spot.objectCount) photos"
+        // The photos shown, when the page lists every object of the spot; else how many files it holds.
+        let count = spot.objects.count < spot.objectCount ? "\(spot.objectCount) files" : photos.count == 1 ? "1 photo" : "\(photos.count) photos"
         var values: [String: Any] = [
             "title": title, "summary": spot.description ?? (place.isEmpty ? count : "\(count) in \(place)"),
             "pageURL": SpotShareResource.pageURL(bucket: bucket, spotId: spot.id, secret: secret, baseURL: base),
@@ -93,8 +94,8 @@ struct SpotPageRoutes: ServiceRoutes {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
     }
 
-    /// `GET /s/{bucket}/{spotId}/photo/{name}[?size=256|1024][&share=SECRET]`: a photo of
-    /// the page (its thumbnail with `size`), as `page` allows.
+    /// `GET /s/{bucket}/{spotId}/photo/{name}[?size=256|1024][&share=SECRET]`: a photo the
+    /// page shows (its thumbnail with `size`), as `page` allows; anything else is a 404.
     @Sendable func photo(_ request: Request, context: SpotRequestContext) async throws -> Response {
         let bucket = try bucket(context), spotId = try decodedParameter("spot", as: "spot id", context)
         // "", "s", bucket, spot, "photo/{name}"
@@ -107,7 +108,10 @@ struct SpotPageRoutes: ServiceRoutes {
         let parameters = request.uri.queryParameters
         let secret = parameters.get("share")
         guard let sizeText = parameters.get("size") else {
-            return try await media(try await service.spotPageDownload(at: path, share: secret), at: path, request: request)
+            var response = try await media(try await service.spotPageDownload(at: path, share: secret), at: path, request: request)
+            // A link's photo is for whoever holds the link, never for a shared cache.
+            if secret != nil { response.headers[.cacheControl] = "private, max-age=3600" }
+            return response
         }
         guard let size = Int(sizeText), [Self.thumbnailSize, Self.coverSize].contains(size) else {
             throw SpotError(.badRequest, "size must be \(Self.thumbnailSize) or \(Self.coverSize)")

@@ -56,4 +56,6 @@ extension HTTPField.Name {
     static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
     /// What a page's links and loads tell others of its address.
     static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+    /// What the browser will do with an answer (`script`, `image`, `document`…), from Fetch Metadata.
+    static let secFetchDest = HTTPField.Name("Sec-Fetch-Dest")!
 }

@@ -24,7 +24,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE, ADMIN_TOKEN, ALICE_TOKEN, LOGIN_LINK, FIXTURES, SCREENSHOTS = sys.argv[1:7]
-WAIT = 30
+# Generous: a debug build on two cores makes each photo's thumbnails in a second or more.
+WAIT = 60
 drivers = []
 checked_pages = []
 
