@@ -54,6 +54,33 @@ extension HTTPTests {
         }
     }
 
+    /// An app's ID token starts a console session; the session ends when the user's tokens
+    /// are revoked, as the ID tokens issued before do.
+    @Test func anIDTokenStartsAConsoleSessionThatARevocationEnds() async throws {
+        let store = try TestStore()
+        let issuer = try TestIssuer()
+        try await issuer.serve { url in
+            let service = try issuer.accepted(by: store.service, keys: url)
+            let token = try await issuer.token(issuer.claims("auth0|alice"), kid: "ec-1")
+            try await app(service).test(.router) { client in
+                let cookie = try await client.execute(
+                    uri: "/v0/session", method: .post, headers: Self.console.merging([.authorization: "Bearer \(token)"])
+                ) { response in
+                    #expect(response.status == .ok)
+                    return try sessionCookie(response)
+                }
+                try await client.execute(uri: "/v0/session", method: .get, headers: [.cookie: cookie]) { response in
+                    let user = try json(response)["user"] as? [String: Any]
+                    #expect(user?["uid"] as? String == "auth0|alice")
+                }
+                try await service.revokeTokens(of: "auth0|alice")
+                try await client.execute(uri: "/v0/session", method: .get, headers: [.cookie: cookie]) { response in
+                    #expect(response.status == .unauthorized)
+                }
+            }
+        }
+    }
+
     /// One uid space: an ID token cannot become a user of SpotStore's own tokens, nor a
     /// user of another provider.
     @Test func noProviderTakesOverAnotherOnesUsers() async throws {
