@@ -24,7 +24,7 @@ extension BinaryTests {
             let request = DiskFullTests.request
             let media = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
 
-            // The source, through its own server: a media file, a download token, a signed URL.
+            // The source, through its own server: a media file, a download token, a signed URL, a share link.
             let (source, sourceURL) = try await BinaryTests.startServer(store: store)
             #expect(try await request("PUT", "\(sourceURL)/v0/b/users/o/alice%2Fnotes.bin", alice, media).0 == 200)
             let before = try await listing(sourceURL, alice)
@@ -37,6 +37,10 @@ extension BinaryTests {
             let tokenURL = try #require(tokenRun.stdout.split(separator: "\n").first { $0.hasPrefix("http") }.map(String.init))
             let (_, signed) = try await request("GET", "\(sourceURL)/v0/b/spots/o/\(photoPath)?alt=signedUrl", alice, nil)
             let signedURL = try #require(try JSONSerialization.jsonObject(with: Data(signed)) as? [String: Any])["url"] as? String
+            let spot = try #require(photoName.split(separator: "/").first.map(String.init))
+            let shareRun = try BinaryTests.run(["share", "spots/\(spot)", "--server", sourceURL, "--token", alice])
+            #expect(shareRun.status == 0, "\(shareRun.stderr)")
+            let shareURL = try #require(shareRun.stdout.split(separator: "\n").last.map(String.init))
             source.terminate()
             source.waitUntilExit()
 
@@ -44,7 +48,7 @@ extension BinaryTests {
             let migrate = ["migrate", "--from", store, "--to-catalog", catalogURL, "--to-blobs", blobsURL, "--s3-endpoint", endpoint]
             let first = try BinaryTests.run(migrate)
             #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
-            #expect(!first.stdout.contains("DIFFERENT") && first.stdout.contains("download_tokens"), "\(first.stdout)")
+            #expect(!first.stdout.contains("DIFFERENT") && first.stdout.contains("download_tokens") && first.stdout.contains("spot_shares"), "\(first.stdout)")
             #expect(first.stderr.contains("blobs: ") && first.stderr.contains("copied"), "\(first.stderr)")
 
             // Again, the S3 server named by the environment as for every store command: it
@@ -72,9 +76,9 @@ extension BinaryTests {
             #expect(try await request("GET", "\(movedURL)/v0/b/spots/o/\(photoPath)?alt=media", alice, nil).1 == original)
             #expect(try await request("GET", "\(movedURL)/v0/b/spots/o/\(photoPath)?alt=thumbnail&size=256", alice, nil).1 == thumbnail)
             #expect(try await request("GET", "\(movedURL)/v0/b/users/o/alice%2Fnotes.bin?alt=media", alice, nil).1 == media)
-            for url in [tokenURL, try #require(signedURL)] {
+            for url in [tokenURL, try #require(signedURL), shareURL] {
                 let (bytes, response) = try await URLSession.shared.data(from: try #require(URL(string: url.replacingOccurrences(of: sourceURL, with: movedURL))))
-                #expect((response as? HTTPURLResponse)?.statusCode == 200 && [UInt8](bytes) == original, "\(url)")
+                #expect((response as? HTTPURLResponse)?.statusCode == 200 && (url == shareURL || [UInt8](bytes) == original), "\(url)")
             }
             let fsck = try BinaryTests.run(["fsck", "--store", root + "/node"], environment: environment)
             #expect(fsck.status == 0, "\(fsck.stdout)\(fsck.stderr)")
