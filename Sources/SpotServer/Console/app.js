@@ -61,20 +61,28 @@ function fragment() {
   return location.hash.slice(2).split('/').map((segment) => decodeURIComponent(segment));
 }
 
-/** Shows the view the fragment names. */
+/** How many views were asked for: a view shows only if no later one was asked for meanwhile. */
+let routes = 0;
+
+/** Shows the view the fragment names, once it is ready (and only if it is still the one asked for). */
 async function route() {
   if (!session) return;
+  const turn = ++routes;
   const [section, bucket, ...rest] = fragment();
+  const view = h('div');
   try {
     switch (section) {
-      case 'object': await objectView(main, bucket, rest.join('/')); break;
-      case 'spots': await spotsView(main); break;
-      case 'spot': await spotView(main, bucket, rest.join('/')); break;
-      case 'admin': await adminView(main); break;
-      default: await browseView(main, bucket || 'spots', rest.join('/'));
+      case 'object': await objectView(view, bucket, rest.join('/')); break;
+      case 'spots': await spotsView(view); break;
+      case 'spot': await spotView(view, bucket, rest.join('/')); break;
+      case 'admin': await adminView(view); break;
+      default: await browseView(view, bucket || 'spots', rest.join('/'));
     }
+    if (turn !== routes) return;
+    show(main, view);
     main.focus({ preventScroll: true });
   } catch (error) {
+    if (turn !== routes) return;
     if (error instanceof APIError && error.status === 401) {
       session = null;
       say('Your session has ended; sign in again.');

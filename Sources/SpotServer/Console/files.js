@@ -8,6 +8,8 @@ import { showMap } from './map.js';
 import { say, currentUser } from './app.js';
 
 const pageSize = 100;
+/** Files uploaded at once. */
+const parallelUploads = 4;
 let layout = 'grid';
 
 /** The fragment of a folder. */
@@ -51,26 +53,33 @@ function uploadPanel(bucket, prefix, done) {
   const send = async (files) => {
     let total = files.reduce((sum, entry) => sum + entry.file.size, 0) || 1;
     const sent = new Map();
-    const jobs = files.map(async ({ file, path }) => {
+    // Every file gets its row at once; `parallelUploads` go at a time (the server takes 16
+    // uploads a client at once, and a dropped folder may hold thousands of files).
+    const jobs = files.map(({ file, path }) => {
       const bar = h('progress', { max: file.size || 1, value: 0, 'aria-label': `Upload of ${path}` });
       const outcome = h('span', { class: 'outcome' }, 'waiting');
       list.append(h('li', {}, h('span', { class: 'name' }, path), bar, outcome));
-      try {
-        await upload(bucket, prefix + path, file, (count) => {
-          bar.value = count;
-          sent.set(path, count);
-          overall.value = [...sent.values()].reduce((sum, value) => sum + value, 0) / total;
-          outcome.textContent = `${Math.round((100 * count) / (file.size || 1))}%`;
-        });
-        outcome.textContent = 'stored';
-        outcome.className = 'outcome ok';
-      } catch (error) {
-        outcome.textContent = error.message;
-        outcome.className = 'outcome refused';
-        total -= file.size;
-      }
+      return async () => {
+        try {
+          await upload(bucket, prefix + path, file, (count) => {
+            bar.value = count;
+            sent.set(path, count);
+            overall.value = [...sent.values()].reduce((sum, value) => sum + value, 0) / total;
+            outcome.textContent = `${Math.round((100 * count) / (file.size || 1))}%`;
+          });
+          outcome.textContent = 'stored';
+          outcome.className = 'outcome ok';
+        } catch (error) {
+          outcome.textContent = error.message;
+          outcome.className = 'outcome refused';
+          total -= file.size;
+        }
+      };
     });
-    await Promise.all(jobs);
+    const worker = async () => {
+      while (jobs.length > 0) await jobs.shift()();
+    };
+    await Promise.all(Array.from({ length: Math.min(parallelUploads, jobs.length) }, worker));
     say(`${files.length} upload(s) finished.`);
     done();
   };

@@ -18,7 +18,7 @@ import tempfile
 
 from axe_selenium_python import Axe
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -48,7 +48,9 @@ def browser():
 
 def wait(driver, condition, what):
     try:
-        return WebDriverWait(driver, WAIT).until(lambda d: condition(d))
+        # A view the console replaced meanwhile leaves stale elements: look again.
+        ignored = (NoSuchElementException, StaleElementReferenceException)
+        return WebDriverWait(driver, WAIT, ignored_exceptions=ignored).until(lambda d: condition(d))
     except Exception as error:
         raise TaskFailed(f"{what}: not within {WAIT} s ({type(error).__name__}) at {driver.current_url}") from None
 
@@ -101,6 +103,7 @@ def run():
 
     # Upload into spot "trip": three photos are stored, the text file is refused beside its name.
     alice.get(BASE + "/console/#/browse/spots/trip/")
+    wait(alice, lambda d: "trip" in d.find_element(By.CSS_SELECTOR, "main nav.breadcrumb").text, "the folder trip")
     picker = wait(alice, lambda d: d.find_element(By.CSS_SELECTOR, "input[type=file]:not([webkitdirectory])"), "the file picker")
     picker.send_keys("\n".join(uploads))
     outcomes = wait(alice, lambda d: [o.text for o in d.find_elements(By.CSS_SELECTOR, ".uploads .outcome")]
