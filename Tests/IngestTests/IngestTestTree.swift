@@ -2,6 +2,7 @@ import Foundation
 import Geocoder
 import Ingest
 import SpotCore
+import TestSupport
 
 // Helpers of the ingest tests only (main's TestSupport has others with other names), so
 // these tests also build in a package without TestSupport.
@@ -68,7 +69,7 @@ final class TempTree: @unchecked Sendable {
         process.arguments = ["\(root)/\(path)"]
         let pipe = Pipe()
         process.standardOutput = pipe
-        try process.run()
+        try process.runSerially()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: output, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""

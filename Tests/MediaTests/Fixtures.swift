@@ -1,6 +1,7 @@
 import Foundation
 import SpotCore
 import Testing
+import TestSupport
 
 @testable import Media
 
@@ -42,7 +43,7 @@ enum Fixtures {
         exiftool.arguments = arguments
         let out = Pipe()
         exiftool.standardOutput = out
-        try exiftool.run()
+        try exiftool.runSerially()
         let said = out.fileHandleForReading.readDataToEndOfFile()
         exiftool.waitUntilExit()
         return said

@@ -1,6 +1,7 @@
 import Foundation
 import S3Blobs
 import Testing
+import TestSupport
 
 /// The signer against AWS's published examples, then against botocore's signer for the
 /// requests the store makes and for awkward paths, queries and headers.
@@ -135,7 +136,7 @@ import Testing
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", "import botocore"]
         process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
+        guard (try? process.runSerially()) != nil else { return false }
         process.waitUntilExit()
         return process.terminationStatus == 0
     }()

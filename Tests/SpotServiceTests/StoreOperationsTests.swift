@@ -246,7 +246,7 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
     process.arguments = ["sha256sum", file]
     let out = Pipe()
     process.standardOutput = out
-    try? process.run()
+    try? process.runSerially()
     let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     return String(text.prefix(64))

@@ -43,7 +43,7 @@ import TestSupport
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try process.runSerially()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -64,7 +64,7 @@ import TestSupport
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = log
             process.standardError = log
-            try process.run()
+            try process.runSerially()
             let url = "http://127.0.0.1:\(port)"
             for _ in 0..<100 {
                 if !process.isRunning { break }
@@ -201,7 +201,7 @@ import TestSupport
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try process.runSerially()
         let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()

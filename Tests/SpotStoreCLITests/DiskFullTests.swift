@@ -19,7 +19,7 @@ extension BinaryTests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: command)
             process.arguments = arguments
-            try process.run()
+            try process.runSerially()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else {
                 throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "\(command) \(arguments) failed"])

@@ -155,7 +155,7 @@ extension BinaryTests {
             process.arguments = ["ingest", root, "--store", "\(base)/killed", "--as", "alice", "--split", "--concurrency", "1"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try process.runSerially()
             let started = try await waitUntil(within: .seconds(120)) {
                 ((try? await Self.catalog("\(base)/killed"))?.count ?? 0) >= 1 || !process.isRunning
             }

@@ -112,7 +112,7 @@ extension BinaryTests {
             let stderr = Pipe()
             first.standardError = stderr
             first.standardOutput = FileHandle.nullDevice
-            try first.run()
+            try first.runSerially()
             var said = ""
             while !said.contains("blobs: ") {
                 let more = stderr.fileHandleForReading.availableData

@@ -31,7 +31,7 @@ extension BinaryTests {
             run.arguments = ["sha256sum", path]
             let out = Pipe()
             run.standardOutput = out
-            try run.run()
+            try run.runSerially()
             let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             run.waitUntilExit()
             return String(text.prefix(64))

@@ -269,7 +269,7 @@ extension BinaryTests {
             let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
             process.standardOutput = log
             process.standardError = log
-            try process.run()
+            try process.runSerially()
             let exited = try await Self.eventually(within: .seconds(20)) { !process.isRunning }
             if !exited { process.terminate() }
             #expect(exited, "the server must not start on an invalid rules file")

@@ -10,7 +10,7 @@ public enum PythonScripts {
         process.arguments = ["python3", "-c", "import \(modules)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
+        guard (try? process.runSerially()) != nil else { return false }
         process.waitUntilExit()
         return process.terminationStatus == 0
     }
@@ -31,7 +31,7 @@ public enum PythonScripts {
         process.standardInput = FileHandle.nullDevice
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
+            do { try process.runSerially() } catch {
                 process.terminationHandler = nil
                 continuation.resume(throwing: error)
             }

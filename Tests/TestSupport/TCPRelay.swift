@@ -39,7 +39,7 @@ public final class TCPRelay {
         process.standardOutput = stdout
         process.standardInput = Pipe()  // closed when this process ends, which ends the relay
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runSerially()
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let more = stdout.fileHandleForReading.availableData
