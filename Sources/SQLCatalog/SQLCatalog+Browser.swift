@@ -13,13 +13,23 @@ extension SQLCatalog {
         """
     }
 
+    /// Records in `table` (sessions or sign-in links) the secret with `digest` of `uid`, after
+    /// forgetting the user's ones that expired by `createdAt`; `false` when there is no such user.
+    private static func insertSecret(
+        into table: StaticString, _ digest: Digest, of uid: String, createdAt: Date, expiresAt: Date, _ transaction: any CatalogTransaction
+    ) async throws -> Bool {
+        guard try await userExists(uid, transaction) else { return false }
+        try await transaction.run("DELETE FROM \(unescaped: "\(table)") WHERE uid = \(uid) AND expires_at <= \(createdAt)")
+        try await transaction.run("""
+            INSERT INTO \(unescaped: "\(table)") (digest, uid, created_at, expires_at) VALUES (\(digest.hex), \(uid), \(createdAt), \(expiresAt))
+            """)
+        return true
+    }
+
     public func addSession(_ digest: Digest, of uid: String, createdAt: Date, expiresAt: Date) async throws -> Bool {
         try await write { transaction in
-            guard try await Self.userExists(uid, transaction) else { return false }
-            try await transaction.run("DELETE FROM browser_sessions WHERE uid = \(uid) AND expires_at <= \(createdAt)")
-            try await transaction.run("""
-                INSERT INTO browser_sessions (digest, uid, created_at, expires_at) VALUES (\(digest.hex), \(uid), \(createdAt), \(expiresAt))
-                """)
+            guard try await Self.insertSecret(into: "browser_sessions", digest, of: uid, createdAt: createdAt, expiresAt: expiresAt, transaction)
+            else { return false }
             try await transaction.run("""
                 DELETE FROM browser_sessions WHERE uid = \(uid) AND created_at < (
                     SELECT created_at FROM browser_sessions WHERE uid = \(uid) ORDER BY created_at DESC LIMIT 1 OFFSET \(maxSessionsPerUser - 1))
@@ -48,12 +58,7 @@ extension SQLCatalog {
 
     public func addSignInLink(_ digest: Digest, for uid: String, createdAt: Date, expiresAt: Date) async throws -> Bool {
         try await write { transaction in
-            guard try await Self.userExists(uid, transaction) else { return false }
-            try await transaction.run("DELETE FROM sign_in_links WHERE uid = \(uid) AND expires_at <= \(createdAt)")
-            try await transaction.run("""
-                INSERT INTO sign_in_links (digest, uid, created_at, expires_at) VALUES (\(digest.hex), \(uid), \(createdAt), \(expiresAt))
-                """)
-            return true
+            try await Self.insertSecret(into: "sign_in_links", digest, of: uid, createdAt: createdAt, expiresAt: expiresAt, transaction)
         }
     }
 

@@ -38,8 +38,7 @@ extension OperationsTests {
 
     @Test func anAppBackendManagesUsersThroughTheAdminAPI() async throws {
         let store = try TestStore()
-        let (_, ops) = try await store.user("ops")
-        _ = try await store.service.setAdmin(of: "ops", true)
+        let ops = try await store.admin("ops")
         let records = LogRecords()
         try await app(store, records: records).test(.router) { client in
             func call(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil, token: String? = nil) async throws -> (HTTPResponse.Status, [String: Any]) {

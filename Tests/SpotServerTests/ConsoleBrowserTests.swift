@@ -20,9 +20,7 @@ import TestSupport
     func peoplesTasksWorkInABrowserWithoutAccessibilityProblemsOrConsoleErrors() async throws {
         try #require(Self.browserInstalled, "chromium, chromium-driver, selenium and axe-selenium-python are needed (bin/test-services installs them)")
         let store = try TestStore()
-        _ = try await store.user("root")
-        _ = try await store.service.setAdmin(of: "root", true)
-        let rootToken = try await store.service.issueToken(for: "root")
+        let rootToken = try await store.admin("root")
         let (_, alice) = try await store.user("alice")
         // Screenshots go to SPOTSTORE_SCREENSHOTS when set (docs/console.md shows them).
         let screenshots = TestServers.environment["SPOTSTORE_SCREENSHOTS"] ?? "\(store.root)/screenshots"

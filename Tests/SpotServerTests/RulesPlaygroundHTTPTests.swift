@@ -12,9 +12,7 @@ extension HTTPTests {
     @Test func thePlaygroundDecidesWithTheRulesInForceAndTheStoresFacts() async throws {
         let store = try TestStore()
         let (_, alice) = try await store.user("alice")
-        _ = try await store.user("root")
-        _ = try await store.service.setAdmin(of: "root", true)
-        let root = try await store.service.issueToken(for: "root")
+        let root = try await store.admin("root")
         try await app(store).test(.router) { client in
             try await client.execute(uri: "/v0/b/spots/o/tower%2F1.jpg", method: .put, headers: auth(alice), body: ByteBuffer(bytes: try fixture("geotagged/paris.jpg"))) {
                 response in #expect(response.status == .ok)
@@ -61,9 +59,7 @@ extension HTTPTests {
     @Test func theStoresStatisticsAreForAdminsOnly() async throws {
         let store = try TestStore()
         let (_, alice) = try await store.user("alice")
-        _ = try await store.user("root")
-        _ = try await store.service.setAdmin(of: "root", true)
-        let root = try await store.service.issueToken(for: "root")
+        let root = try await store.admin("root")
         try await app(store).test(.router) { client in
             try await client.execute(uri: "/v0/b/spots/o/tower%2F1.jpg", method: .put, headers: auth(alice), body: ByteBuffer(bytes: try fixture("geotagged/paris.jpg"))) {
                 response in #expect(response.status == .ok)

@@ -91,6 +91,13 @@ public struct TestStore: Sendable {
         try await service.addUser(uid)
     }
 
+    /// Creates a user holding the admin role and returns its token.
+    public func admin(_ uid: String) async throws -> String {
+        let (_, token) = try await user(uid)
+        _ = try await service.setAdmin(of: uid, true)
+        return token
+    }
+
     /// Files in `tmp/` (uploads in flight or leftovers).
     public func temporaryFiles() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: "\(root)/tmp")

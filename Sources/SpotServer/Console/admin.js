@@ -1,11 +1,17 @@
 // Administration, for users with the admin role: users (paged; create with the token shown
 // once, claims, revoke, delete), the rules in force with a playground, the health of every
 // backend, and the store's statistics.
-import { call, encode } from './api.js';
+import { call, encode, replacing } from './api.js';
 import { h, show, when, field, bytes } from './dom.js';
 import { say } from './app.js';
 
 const pageSize = 50;
+
+/** Claims as `team=blue, role=editor`. */
+const claimsText = (claims) => Object.entries(claims).map(([key, value]) => `${key}=${value}`).join(', ');
+
+/** `team=blue, role=editor` as claims. */
+const parseClaims = (text) => Object.fromEntries(text.split(',').map((pair) => pair.trim()).filter(Boolean).map((pair) => pair.split('=')));
 
 /** The users table, one page at a time, with the actions on each. */
 async function usersSection() {
@@ -13,7 +19,7 @@ async function usersSection() {
   const more = h('button', { type: 'button', hidden: true }, 'More users');
   /** Adds `user` as a row with its actions. */
   const append = (user) => {
-    const claims = h('td', {}, Object.entries(user.claims).map(([key, value]) => `${key}=${value}`).join(', '));
+    const claims = h('td', {}, claimsText(user.claims));
     const actions = h('td', {},
       h('button', {
         type: 'button',
@@ -23,12 +29,12 @@ async function usersSection() {
             class: 'inline',
             onsubmit: async (event) => {
               event.preventDefault();
-              const wanted = Object.fromEntries(input.value.split(',').map((pair) => pair.trim()).filter(Boolean).map((pair) => pair.split('=')));
-              const removed = Object.fromEntries(Object.keys(user.claims).filter((key) => !(key in wanted)).map((key) => [key, null]));
               try {
-                const updated = await call(`/v0/admin/users/${encode(user.uid)}/claims`, { method: 'PATCH', json: { claims: { ...removed, ...wanted } } });
+                const updated = await call(`/v0/admin/users/${encode(user.uid)}/claims`, {
+                  method: 'PATCH', json: { claims: replacing(user.claims, parseClaims(input.value)) },
+                });
                 user.claims = updated.claims;
-                show(claims, Object.entries(updated.claims).map(([key, value]) => `${key}=${value}`).join(', '));
+                show(claims, claimsText(updated.claims));
                 say(`Claims of ${user.uid} saved.`);
               } catch (error) {
                 say(`Claims not saved: ${error.message}`);
@@ -77,9 +83,8 @@ async function usersSection() {
     class: 'inline',
     onsubmit: async (event) => {
       event.preventDefault();
-      const pairs = claims.value.split(',').map((pair) => pair.trim()).filter(Boolean).map((pair) => pair.split('='));
       try {
-        const made = await call('/v0/admin/users', { method: 'POST', json: { uid: uid.value.trim(), claims: Object.fromEntries(pairs) } });
+        const made = await call('/v0/admin/users', { method: 'POST', json: { uid: uid.value.trim(), claims: parseClaims(claims.value) } });
         show(created, `Token of ${made.user.uid} (shown only now): `, h('code', {}, made.token));
         append(made.user);
         say(`User ${uid.value} created.`);

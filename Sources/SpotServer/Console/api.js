@@ -38,3 +38,8 @@ export const encode = (segment) => encodeURIComponent(segment);
 
 /** The API path of an object. */
 export const objectPath = (bucket, name) => `/v0/b/${encode(bucket)}/o/${encode(name)}`;
+
+/** The change that turns `current` into `wanted` as the API's PATCH bodies take it: every key of `wanted`, and `null` for each key it drops. */
+export function replacing(current, wanted) {
+  return { ...Object.fromEntries(Object.keys(current ?? {}).filter((key) => !(key in wanted)).map((key) => [key, null])), ...wanted };
+}

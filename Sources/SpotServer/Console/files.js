@@ -1,7 +1,7 @@
 // Files: a folder's objects as a grid of thumbnails or a list, paged; uploads by drag and
 // drop or a picker, each with its own progress and the server's refusal beside it; an
 // object's details, metadata, links and deletion.
-import { call, encode, objectPath } from './api.js';
+import { call, encode, objectPath, replacing } from './api.js';
 import { h, show, bytes, when, field, copyableLink, lifetimeChoice } from './dom.js';
 import { upload } from './upload.js';
 import { showMap } from './map.js';
@@ -224,9 +224,8 @@ export async function objectView(main, bucket, name) {
         const [key, value] = [...tr.querySelectorAll('input')].map((input) => input.value);
         if (key.trim()) wanted[key.trim()] = value;
       }
-      const removed = Object.fromEntries(Object.keys(object.metadata ?? {}).filter((key) => !(key in wanted)).map((key) => [key, null]));
       try {
-        await call(objectPath(bucket, name), { method: 'PATCH', json: { metadata: { ...removed, ...wanted } } });
+        await call(objectPath(bucket, name), { method: 'PATCH', json: { metadata: replacing(object.metadata, wanted) } });
         say('Metadata saved.');
       } catch (error) {
         say(`Metadata not saved: ${error.message}`);

@@ -24,16 +24,22 @@ struct ConsoleRoutes: Sendable {
     /// What the console's pages may load and do (see `init`).
     let contentSecurityPolicy: String
 
-    /// The console's files, Leaflet's from `leafletDirectory` when it exists, and the
-    /// settings naming `mapTiles`. Pages may run only the console's scripts, load its
-    /// styles and images, the API's thumbnails and `mapTiles`' origin, and call the API;
-    /// never be framed, post forms elsewhere or embed plugins.
-    init(mapTiles: String, leafletDirectory: String = leafletDirectory) {
+    /// The console's own files and Leaflet's (from `leafletDirectory`, when it exists), read
+    /// once per process however many routers are made.
+    private static let installed: [String: File] = {
         var files: [String: File] = [:]
         if let console = Bundle.module.resourceURL?.appendingPathComponent("Console") {
-            Self.add(directory: console, under: "", to: &files)
+            add(directory: console, under: "", to: &files)
         }
-        Self.add(directory: URL(fileURLWithPath: leafletDirectory), under: "vendor/leaflet/", to: &files)
+        add(directory: URL(fileURLWithPath: leafletDirectory), under: "vendor/leaflet/", to: &files)
+        return files
+    }()
+
+    /// The installed files and the settings naming `mapTiles`. Pages may run only the
+    /// console's scripts, load its styles and images, the API's thumbnails and `mapTiles`'
+    /// origin, and call the API; never be framed, post forms elsewhere or embed plugins.
+    init(mapTiles: String) {
+        var files = Self.installed
         let settings: [String: Any] = ["mapTiles": mapTiles, "leaflet": files["vendor/leaflet/leaflet.js"] != nil]
         if let json = try? JSONSerialization.data(withJSONObject: settings, options: [.sortedKeys]) {
             files["settings.json"] = Self.file(Array(json), contentType: "application/json; charset=utf-8")
